@@ -1,0 +1,81 @@
+//! Correctly rounded elementwise math, with the same bits on every device.
+//!
+//! Every function here returns the exact mathematical result rounded once to nearest-even
+//! in the output format: f32, bf16 or f16 (a 16-bit result is rounded from the internal
+//! high-precision value directly, never through f32). Only IEEE-754 basic operations,
+//! integer and bit operations and constant tables are used, in a fixed order and without
+//! fused multiply-add, so the results are identical on every CPU (with or without FMA,
+//! any vector width, any thread count) and in the CUDA mirror under `kernels/`.
+//!
+//! Each family lives in its own file whose header gives the algorithm and its error bound:
+//! [`exp`](mod@exp) (exp, expm1), [`log`](mod@log) (log, log1p), [`trig`] (sin, cos,
+//! sincos), [`tanh`](mod@tanh), [`sigmoid`](mod@sigmoid) (sigmoid, silu) and
+//! [`softplus`](mod@softplus). NaN outputs are the canonical quiet NaN of the format.
+
+pub(crate) mod dd;
+pub mod exp;
+pub mod log;
+pub mod round;
+pub mod sigmoid;
+pub mod softplus;
+pub mod tanh;
+pub mod trig;
+pub(crate) mod unary;
+
+pub use round::Format;
+pub use unary::VectorPath;
+
+use half::{bf16, f16};
+
+/// Declares, for one function, the f32 / bf16 / f16 scalar entry points and the slice
+/// kernels, all over the same [`unary::CrUnary`] implementation.
+macro_rules! cr_function {
+    ($name:ident, $imp:ty, $doc:literal) => {
+        paste::paste! {
+            #[doc = concat!($doc, ", correctly rounded to f32.")]
+            #[inline]
+            pub fn $name(x: f32) -> f32 {
+                unary::eval::<$imp, f32>(x)
+            }
+
+            #[doc = concat!($doc, ", correctly rounded to bf16 (one rounding from the exact value).")]
+            #[inline]
+            pub fn [<$name _bf16>](x: bf16) -> bf16 {
+                unary::eval::<$imp, bf16>(x.to_f32())
+            }
+
+            #[doc = concat!($doc, ", correctly rounded to f16 (one rounding from the exact value).")]
+            #[inline]
+            pub fn [<$name _f16>](x: f16) -> f16 {
+                unary::eval::<$imp, f16>(round::f16_bits_to_f32(x.to_bits()))
+            }
+
+            #[doc = concat!($doc, " of every element of `x` into `out` (same length), with the widest vector path of this CPU; the same bits as the scalar function.")]
+            pub fn [<$name _slice>]<T: Format>(x: &[T], out: &mut [T]) {
+                unary::map_slice::<$imp, T>(x, out)
+            }
+
+            #[doc = concat!("[`", stringify!($name), "_slice`] on a chosen vector path (for tests and benchmarks).")]
+            pub fn [<$name _slice_with>]<T: Format>(path: VectorPath, x: &[T], out: &mut [T]) {
+                unary::map_slice_with::<$imp, T>(path, x, out)
+            }
+        }
+    };
+}
+
+cr_function!(exp, exp::Exp, "e^x");
+cr_function!(expm1, exp::Expm1, "e^x - 1");
+cr_function!(log, log::Log, "Natural logarithm");
+cr_function!(log1p, log::Log1p, "ln(1 + x)");
+cr_function!(sin, trig::Sin, "Sine (radians)");
+cr_function!(cos, trig::Cos, "Cosine (radians)");
+cr_function!(tanh, tanh::Tanh, "Hyperbolic tangent");
+cr_function!(sigmoid, sigmoid::Sigmoid, "Logistic sigmoid 1 / (1 + e^-x)");
+cr_function!(silu, sigmoid::Silu, "SiLU x / (1 + e^-x)");
+cr_function!(softplus, softplus::Softplus, "Softplus ln(1 + e^x)");
+
+/// Sine and cosine of x, each correctly rounded to f32.
+#[inline]
+pub fn sincos(x: f32) -> (f32, f32) {
+    (sin(x), cos(x))
+}

@@ -1,0 +1,252 @@
+//! Rounding an f64 value once to the output format (f32, bf16, f16), and the rounding test
+//! that decides whether an approximation is close enough to round correctly.
+//!
+//! Every function of the math core computes an f64 approximation `y` of the exact result
+//! with a known relative error bound `e` (the fast path), or an f64 that is the exact result
+//! rounded to odd (the accurate path, see [`crate::math::dd::round_odd`]). Rounding either
+//! one to a format here is one IEEE round-to-nearest-even step, done with integer and exact
+//! f64 operations only, so the CUDA mirror performs the same steps.
+//!
+//! * Rounding an odd-rounded f64 (53 bits) to any format of at most 51 bits is the same as
+//!   rounding the exact value (Boldo and Melquiond, "When double rounding is odd", 2005).
+//! * The rounding test: if `y - e|y|` and `y + e|y|` round to the same value, so does every
+//!   number in between, the exact result included (rounding is monotonic).
+//!
+//! NaN outputs are always the canonical quiet NaN of the format.
+
+use half::{bf16, f16};
+
+/// A storage format of the elementwise ops: f32, bf16 or f16.
+pub trait Format: Copy + Send + Sync + 'static {
+    /// Canonical quiet NaN bits.
+    const NAN_BITS: u32;
+    /// The input, widened exactly to f32.
+    fn to_f32(self) -> f32;
+    /// Round an f64 to this format, to nearest, ties to even; NaN becomes the canonical NaN.
+    fn round(y: f64) -> Self;
+    /// The bits, widened to u32, for bit comparisons.
+    fn bits(self) -> u32;
+}
+
+/// 2^k as an f64, for -1022 <= k <= 1023, built from its bits.
+#[inline(always)]
+pub(crate) fn pow2(k: i32) -> f64 {
+    f64::from_bits(((k + 1023) as u64) << 52)
+}
+
+/// 1.5 * 2^52 (0x4338000000000000): adding and subtracting it rounds an f64 of magnitude
+/// below 2^51 to an integer, ties to even, with one IEEE addition each way.
+const ROUND_INT_MAGIC: f64 = f64::from_bits(0x4338_0000_0000_0000);
+
+/// Round |a| (a >= 0, finite) to a binary format with `p` significant bits whose smallest
+/// normal is 2^emin, ignoring overflow. All operations are exact except the one addition
+/// that rounds to an integer.
+#[inline(always)]
+fn round_magnitude(a: f64, p: i32, emin: i32) -> f64 {
+    // Exponent of a (a is an f64 normal or zero here: our values are far above 2^-1022
+    // or they land in the format's subnormal branch below).
+    let e = ((a.to_bits() >> 52) as i32) - 1023;
+    let e = if e < emin { emin } else { e };
+    let quantum = pow2(e - p + 1);
+    let scaled = a / quantum; // exact: division by a power of two, result < 2^p
+    let n = (scaled + ROUND_INT_MAGIC) - ROUND_INT_MAGIC; // integer, ties to even
+    n * quantum // exact
+}
+
+impl Format for f32 {
+    const NAN_BITS: u32 = 0x7FC0_0000;
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self
+    }
+    #[inline(always)]
+    fn round(y: f64) -> f32 {
+        if y.is_nan() {
+            f32::from_bits(Self::NAN_BITS)
+        } else {
+            // IEEE conversion: round to nearest even, subnormals and overflow included.
+            y as f32
+        }
+    }
+    #[inline(always)]
+    fn bits(self) -> u32 {
+        self.to_bits()
+    }
+}
+
+impl Format for bf16 {
+    const NAN_BITS: u32 = 0x7FC0;
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        f32::from_bits((self.to_bits() as u32) << 16)
+    }
+    #[inline(always)]
+    fn round(y: f64) -> bf16 {
+        if y.is_nan() {
+            return bf16::from_bits(Self::NAN_BITS as u16);
+        }
+        let a = y.abs();
+        // bf16: 8 significant bits, exponent range of f32 (emin = -126).
+        let r = if a >= f64::from_bits(0x47F0_0000_0000_0000) {
+            f64::INFINITY // a >= 2^128
+        } else {
+            round_magnitude(a, 8, -126)
+        };
+        // r is 0, a bf16 value or 2^128 (carry out of the top binade): all convert to f32
+        // exactly (2^128 as infinity), and a bf16 is the top half of its f32.
+        let bits = ((r as f32).to_bits() >> 16) as u16;
+        bf16::from_bits(bits | (((y.to_bits() >> 48) as u16) & 0x8000))
+    }
+    #[inline(always)]
+    fn bits(self) -> u32 {
+        self.to_bits() as u32
+    }
+}
+
+impl Format for f16 {
+    const NAN_BITS: u32 = 0x7E00;
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        f16_bits_to_f32(self.to_bits())
+    }
+    #[inline(always)]
+    fn round(y: f64) -> f16 {
+        if y.is_nan() {
+            return f16::from_bits(Self::NAN_BITS as u16);
+        }
+        let a = y.abs();
+        // f16: 11 significant bits, emin = -14, largest finite 65504.
+        let r = if a >= 65536.0 {
+            65536.0
+        } else {
+            round_magnitude(a, 11, -14)
+        };
+        let bits = if r >= 65536.0 {
+            0x7C00
+        } else {
+            f64_exact_to_f16_bits(r)
+        };
+        f16::from_bits(bits | (((y.to_bits() >> 48) as u16) & 0x8000))
+    }
+    #[inline(always)]
+    fn bits(self) -> u32 {
+        self.to_bits() as u32
+    }
+}
+
+/// Encode a non-negative f64 that is exactly an f16 value (0, subnormal or normal).
+#[inline(always)]
+fn f64_exact_to_f16_bits(r: f64) -> u16 {
+    // Subnormals are multiples of 2^-24; normals have an 11-bit significand.
+    if r < f64::from_bits(0x3F10_0000_0000_0000) {
+        // r < 2^-14: r / 2^-24 is the integer significand.
+        (r * f64::from_bits(0x4170_0000_0000_0000)) as u16 // * 2^24
+    } else {
+        let b = r.to_bits();
+        let e = ((b >> 52) as i32) - 1023 + 15;
+        let m = ((b >> 42) & 0x3FF) as u16;
+        ((e as u16) << 10) | m
+    }
+}
+
+/// Widen f16 bits to f32 exactly, with integer operations only (NaN payloads are kept;
+/// every function canonicalizes NaN outputs anyway).
+#[inline(always)]
+pub(crate) fn f16_bits_to_f32(h: u16) -> f32 {
+    let sign = ((h & 0x8000) as u32) << 16;
+    let exp = ((h >> 10) & 0x1F) as u32;
+    let man = (h & 0x3FF) as u32;
+    let mag = if exp == 0x1F {
+        0x7F80_0000 | (man << 13)
+    } else if exp != 0 {
+        ((exp + 112) << 23) | (man << 13)
+    } else {
+        // zero or subnormal: man * 2^-24, exact in f32
+        (man as f32 * f32::from_bits(0x3380_0000)).to_bits() // 2^-24
+    };
+    f32::from_bits(sign | mag)
+}
+
+/// The rounding test: true when every number within relative distance `err` of `y` rounds
+/// to the same value of format `F`, which is then returned. `err` must already include the
+/// rounding error of this test's own two operations (one ulp of y: 2^-52 relative).
+#[inline(always)]
+pub(crate) fn round_if_certain<F: Format>(y: f64, err: f64) -> (F, bool) {
+    let d = y * err;
+    let lo = F::round(y - d);
+    let hi = F::round(y + d);
+    (lo, lo.bits() == hi.bits())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bf16_rounding_matches_half_on_f32_inputs() {
+        // An f32 input goes through f64 exactly; half's f32 -> bf16 rounds once, correctly.
+        for bits in (0u32..=u32::MAX).step_by(4093) {
+            let x = f32::from_bits(bits);
+            if x.is_nan() {
+                continue;
+            }
+            let ours = bf16::round(x as f64);
+            let theirs = bf16::from_f32(x);
+            assert_eq!(ours.to_bits(), theirs.to_bits(), "x = {x:e} ({bits:#x})");
+        }
+    }
+
+    #[test]
+    fn f16_rounding_matches_half_on_f32_inputs() {
+        for bits in (0u32..=u32::MAX).step_by(4093) {
+            let x = f32::from_bits(bits);
+            if x.is_nan() {
+                continue;
+            }
+            let ours = f16::round(x as f64);
+            let theirs = f16::from_f32(x);
+            assert_eq!(ours.to_bits(), theirs.to_bits(), "x = {x:e} ({bits:#x})");
+        }
+    }
+
+    #[test]
+    fn f16_widening_matches_half() {
+        for h in 0..=u16::MAX {
+            let v = f16::from_bits(h);
+            if v.is_nan() {
+                assert!(f16_bits_to_f32(h).is_nan());
+            } else {
+                assert_eq!(f16_bits_to_f32(h).to_bits(), v.to_f32().to_bits());
+            }
+        }
+    }
+
+    #[test]
+    fn rounding_ties_and_boundaries() {
+        // bf16: 1 + 2^-8 is a tie between 1 and 1 + 2^-7: even is 1.
+        assert_eq!(bf16::round(1.0 + pow2(-8)).to_bits(), 0x3F80);
+        // slightly above the tie rounds up
+        assert_eq!(bf16::round(1.0 + pow2(-8) + pow2(-40)).to_bits(), 0x3F81);
+        // smallest bf16 subnormal is 2^-133; half of it ties to 0, above rounds up
+        assert_eq!(bf16::round(pow2(-134)).to_bits(), 0x0000);
+        assert_eq!(
+            bf16::round(pow2(-134) * (1.0 + pow2(-30))).to_bits(),
+            0x0001
+        );
+        // overflow: the largest bf16 plus half an ulp rounds to infinity
+        let max_bf16 = f32::from_bits(0x7F7F_0000) as f64;
+        assert_eq!(bf16::round(max_bf16 + pow2(119)).to_bits(), 0x7F80);
+        assert_eq!(bf16::round(-(max_bf16 + pow2(118))).to_bits(), 0xFF7F);
+        // f16: 65504 + 16 is the tie to infinity
+        assert_eq!(f16::round(65520.0).to_bits(), 0x7C00);
+        assert_eq!(f16::round(65519.99).to_bits(), 0x7BFF);
+        assert_eq!(f16::round(pow2(-25)).to_bits(), 0x0000);
+        assert_eq!(f16::round(pow2(-25) * 1.0000001).to_bits(), 0x0001);
+        assert_eq!(f16::round(-0.0).to_bits(), 0x8000);
+        // canonical NaN whatever the payload
+        let weird_nan = f64::from_bits(0xFFF0_0000_0000_1234);
+        assert_eq!(<f32 as Format>::round(weird_nan).to_bits(), 0x7FC0_0000);
+        assert_eq!(bf16::round(weird_nan).to_bits(), 0x7FC0);
+        assert_eq!(f16::round(weird_nan).to_bits(), 0x7E00);
+    }
+}

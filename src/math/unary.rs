@@ -1,0 +1,171 @@
+//! The shape every correctly rounded unary function shares: a fast path, a rounding test,
+//! and an accurate path for the rare inputs the test cannot decide.
+//!
+//! * `fast(x)`: a branch-free f64 approximation with a proven relative error bound
+//!   `FAST_REL_ERR`, valid on a domain (`in_fast_domain`). It is total: on other inputs it
+//!   returns garbage but never panics (table indices are masked), so vector loops can run
+//!   it on every lane and fix the odd lanes afterwards.
+//! * the rounding test ([`round_if_certain`]): if the whole error interval rounds to one
+//!   value of the output format, that value is the correctly rounded result.
+//! * `accurate(x)`: every input (special values included), as the exact result rounded to
+//!   odd in f64 (double-double evaluation, see [`crate::math::dd`]); one more rounding to
+//!   f32, bf16 or f16 is then correct.
+//!
+//! The slice kernel runs the same scalar code over chunks of lanes; the compiler
+//! vectorizes it, and the AVX2/AVX-512 copies are this same code compiled with those
+//! target features. Without fused multiply-add or contraction (Rust never contracts), every
+//! copy performs the same IEEE operations: the vector width changes no bit.
+
+use super::round::{Format, round_if_certain};
+
+/// A correctly rounded function of one f32 argument (see the module documentation).
+pub(crate) trait CrUnary {
+    /// Relative error bound of `fast` on its domain, before the final rounding.
+    const FAST_REL_ERR: f64;
+    /// Whether `fast(x)` is within `FAST_REL_ERR` of f(x). Must be false for NaN.
+    fn in_fast_domain(x: f32) -> bool;
+    /// Branch-free approximation of f(x); total (never panics), meaningful on the domain.
+    fn fast(x: f32) -> f64;
+    /// f(x) rounded to odd in f64, for every x (specials included).
+    fn accurate(x: f32) -> f64;
+}
+
+/// Error bound used by the rounding test: the function's bound plus one ulp of y for the
+/// test's own rounding of `y ± y*err`.
+#[inline(always)]
+const fn test_err<U: CrUnary>() -> f64 {
+    U::FAST_REL_ERR + f64::EPSILON
+}
+
+/// f(x) correctly rounded to `F`.
+#[inline(always)]
+pub(crate) fn eval<U: CrUnary, F: Format>(x: f32) -> F {
+    if U::in_fast_domain(x) {
+        let (r, sure) = round_if_certain::<F>(U::fast(x), test_err::<U>());
+        if sure {
+            return r;
+        }
+    }
+    F::round(U::accurate(x))
+}
+
+/// Lanes per chunk: a multiple of every vector width (4 f64 in AVX2, 8 in AVX-512).
+const LANES: usize = 16;
+
+#[inline(always)]
+fn map_generic<U: CrUnary, F: Format>(xs: &[F], out: &mut [F]) {
+    assert_eq!(
+        xs.len(),
+        out.len(),
+        "input and output slices differ in length"
+    );
+    let mut x_chunks = xs.chunks_exact(LANES);
+    let mut o_chunks = out.chunks_exact_mut(LANES);
+    for (x, o) in (&mut x_chunks).zip(&mut o_chunks) {
+        let mut all_sure = true;
+        for i in 0..LANES {
+            let xf = x[i].to_f32();
+            let (r, sure) = round_if_certain::<F>(U::fast(xf), test_err::<U>());
+            o[i] = r;
+            all_sure &= sure & U::in_fast_domain(xf);
+        }
+        if !all_sure {
+            // Rare: special inputs or results too close to a rounding boundary.
+            for i in 0..LANES {
+                o[i] = eval::<U, F>(x[i].to_f32());
+            }
+        }
+    }
+    for (x, o) in x_chunks
+        .remainder()
+        .iter()
+        .zip(o_chunks.into_remainder().iter_mut())
+    {
+        *o = eval::<U, F>(x.to_f32());
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2")]
+fn map_avx512<U: CrUnary, F: Format>(xs: &[F], out: &mut [F]) {
+    map_generic::<U, F>(xs, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn map_avx2<U: CrUnary, F: Format>(xs: &[F], out: &mut [F]) {
+    map_generic::<U, F>(xs, out)
+}
+
+/// Which compiled copy of the slice kernels runs. Every copy gives the same bits; this
+/// only picks the widest vectors the CPU has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VectorPath {
+    /// The baseline target (SSE2 on x86-64, NEON on aarch64).
+    Baseline,
+    /// x86-64 AVX2 copy.
+    Avx2,
+    /// x86-64 AVX-512 copy.
+    Avx512,
+}
+
+impl VectorPath {
+    /// The widest path this CPU supports.
+    pub fn detect() -> VectorPath {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx512f")
+                && std::is_x86_feature_detected!("avx512dq")
+                && std::is_x86_feature_detected!("avx512vl")
+            {
+                return VectorPath::Avx512;
+            }
+            if std::is_x86_feature_detected!("avx2") {
+                return VectorPath::Avx2;
+            }
+        }
+        VectorPath::Baseline
+    }
+
+    /// Every path this CPU can run (for tests that compare them).
+    pub fn available() -> Vec<VectorPath> {
+        let mut paths = vec![VectorPath::Baseline];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx2") {
+                paths.push(VectorPath::Avx2);
+            }
+            if VectorPath::detect() == VectorPath::Avx512 {
+                paths.push(VectorPath::Avx512);
+            }
+        }
+        paths
+    }
+}
+
+/// Apply f to every element with the given path (falls back to the baseline when the CPU
+/// lacks the requested features).
+pub(crate) fn map_slice_with<U: CrUnary, F: Format>(path: VectorPath, xs: &[F], out: &mut [F]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let best = VectorPath::detect();
+        match path {
+            // SAFETY: the CPU supports the features (checked by `detect`).
+            VectorPath::Avx512 if best == VectorPath::Avx512 => unsafe {
+                return map_avx512::<U, F>(xs, out);
+            },
+            VectorPath::Avx2 if best != VectorPath::Baseline => unsafe {
+                return map_avx2::<U, F>(xs, out);
+            },
+            _ => {}
+        }
+    }
+    let _ = path;
+    map_generic::<U, F>(xs, out)
+}
+
+/// Apply f to every element with the widest path this CPU has.
+pub(crate) fn map_slice<U: CrUnary, F: Format>(xs: &[F], out: &mut [F]) {
+    static PATH: std::sync::OnceLock<VectorPath> = std::sync::OnceLock::new();
+    map_slice_with::<U, F>(*PATH.get_or_init(VectorPath::detect), xs, out)
+}

@@ -1,0 +1,446 @@
+//! Test oracle: correctly rounded f32 / bf16 / f16 results of the math core's functions,
+//! computed with GNU MPFR.
+//!
+//! It links the system's `libmpfr.so.6` directly (the runtime library that GCC itself
+//! depends on, so it is present wherever a C toolchain is), declaring the few functions it
+//! needs; no development package or build of GMP/MPFR is required.
+//!
+//! * Functions MPFR has (exp, expm1, log, log1p, sin, cos, tanh) are evaluated by MPFR,
+//!   correctly rounded to the target precision in the unbounded exponent range, then moved
+//!   into the format's range with `mpfr_check_range` and `mpfr_subnormalize` (MPFR's
+//!   documented way to emulate IEEE formats, which avoids double rounding).
+//! * Composites (sigmoid, silu, softplus) are bracketed with directed roundings at a
+//!   working precision that doubles until both ends round to the same value (Ziv's
+//!   strategy with rigorous interval bounds), so exact cases such as sigmoid(0) = 1/2 end too.
+//!
+//! Special values follow the limits: sigmoid(-inf) = +0, silu(-inf) = -0, softplus(-inf) = +0.
+
+use half::{bf16, f16};
+use std::os::raw::{c_int, c_long};
+
+#[repr(C)]
+struct Mpfr {
+    prec: c_long,
+    sign: c_int,
+    exp: c_long,
+    d: *mut u64,
+}
+
+type Rnd = c_int;
+const RNDN: Rnd = 0;
+const RNDU: Rnd = 2;
+const RNDD: Rnd = 3;
+
+#[link(name = "libmpfr.so.6", kind = "dylib", modifiers = "+verbatim")]
+unsafe extern "C" {
+    fn mpfr_init2(x: *mut Mpfr, prec: c_long);
+    fn mpfr_clear(x: *mut Mpfr);
+    fn mpfr_set_prec(x: *mut Mpfr, prec: c_long);
+    fn mpfr_set_d(x: *mut Mpfr, d: f64, rnd: Rnd) -> c_int;
+    fn mpfr_set(x: *mut Mpfr, y: *const Mpfr, rnd: Rnd) -> c_int;
+    fn mpfr_get_d(x: *const Mpfr, rnd: Rnd) -> f64;
+    fn mpfr_exp(r: *mut Mpfr, x: *const Mpfr, rnd: Rnd) -> c_int;
+    fn mpfr_expm1(r: *mut Mpfr, x: *const Mpfr, rnd: Rnd) -> c_int;
+    fn mpfr_log(r: *mut Mpfr, x: *const Mpfr, rnd: Rnd) -> c_int;
+    fn mpfr_log1p(r: *mut Mpfr, x: *const Mpfr, rnd: Rnd) -> c_int;
+    fn mpfr_sin(r: *mut Mpfr, x: *const Mpfr, rnd: Rnd) -> c_int;
+    fn mpfr_cos(r: *mut Mpfr, x: *const Mpfr, rnd: Rnd) -> c_int;
+    fn mpfr_tanh(r: *mut Mpfr, x: *const Mpfr, rnd: Rnd) -> c_int;
+    fn mpfr_add_ui(r: *mut Mpfr, x: *const Mpfr, u: u64, rnd: Rnd) -> c_int;
+    fn mpfr_add(r: *mut Mpfr, x: *const Mpfr, y: *const Mpfr, rnd: Rnd) -> c_int;
+    fn mpfr_div(r: *mut Mpfr, x: *const Mpfr, y: *const Mpfr, rnd: Rnd) -> c_int;
+    fn mpfr_neg(r: *mut Mpfr, x: *const Mpfr, rnd: Rnd) -> c_int;
+    fn mpfr_get_emin() -> c_long;
+    fn mpfr_get_emax() -> c_long;
+    fn mpfr_set_emin(e: c_long) -> c_int;
+    fn mpfr_set_emax(e: c_long) -> c_int;
+    fn mpfr_check_range(x: *mut Mpfr, t: c_int, rnd: Rnd) -> c_int;
+    fn mpfr_subnormalize(x: *mut Mpfr, t: c_int, rnd: Rnd) -> c_int;
+    fn mpfr_buildopt_tls_p() -> c_int;
+}
+
+/// An owned MPFR number.
+struct Num(Box<Mpfr>);
+
+impl Num {
+    fn new(prec: i64) -> Num {
+        let mut m = Box::new(Mpfr {
+            prec: 0,
+            sign: 0,
+            exp: 0,
+            d: std::ptr::null_mut(),
+        });
+        unsafe { mpfr_init2(&mut *m, prec as c_long) };
+        Num(m)
+    }
+    fn from_f64(x: f64, prec: i64) -> Num {
+        let mut n = Num::new(prec);
+        let t = unsafe { mpfr_set_d(n.p(), x, RNDN) };
+        assert_eq!(t, 0, "input not exact");
+        n
+    }
+    fn p(&mut self) -> *mut Mpfr {
+        &mut *self.0
+    }
+    fn c(&self) -> *const Mpfr {
+        &*self.0
+    }
+    fn to_f64(&self) -> f64 {
+        unsafe { mpfr_get_d(self.c(), RNDN) }
+    }
+}
+
+impl Drop for Num {
+    fn drop(&mut self) {
+        unsafe { mpfr_clear(self.p()) }
+    }
+}
+
+/// The functions of the math core.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Func {
+    Exp,
+    Expm1,
+    Log,
+    Log1p,
+    Sin,
+    Cos,
+    Tanh,
+    Sigmoid,
+    Silu,
+    Softplus,
+}
+
+impl Func {
+    pub const ALL: [Func; 10] = [
+        Func::Exp,
+        Func::Expm1,
+        Func::Log,
+        Func::Log1p,
+        Func::Sin,
+        Func::Cos,
+        Func::Tanh,
+        Func::Sigmoid,
+        Func::Silu,
+        Func::Softplus,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Func::Exp => "exp",
+            Func::Expm1 => "expm1",
+            Func::Log => "log",
+            Func::Log1p => "log1p",
+            Func::Sin => "sin",
+            Func::Cos => "cos",
+            Func::Tanh => "tanh",
+            Func::Sigmoid => "sigmoid",
+            Func::Silu => "silu",
+            Func::Softplus => "softplus",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Func> {
+        Func::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
+/// An IEEE binary format: significant bits and the normal exponent range.
+#[derive(Clone, Copy, Debug)]
+pub struct Format {
+    pub precision: i64,
+    pub emin: i64,
+    pub emax: i64,
+}
+
+pub const F32: Format = Format {
+    precision: 24,
+    emin: -126,
+    emax: 127,
+};
+pub const BF16: Format = Format {
+    precision: 8,
+    emin: -126,
+    emax: 127,
+};
+pub const F16: Format = Format {
+    precision: 11,
+    emin: -14,
+    emax: 15,
+};
+
+/// Move `y` (already rounded to the format's precision, ternary `t`, in the wide exponent
+/// range) into the format's exponent range, subnormals and overflow included.
+fn fit_to_format(y: &mut Num, t: c_int, fmt: Format) -> f64 {
+    unsafe {
+        let (old_emin, old_emax) = (mpfr_get_emin(), mpfr_get_emax());
+        // MPFR significands are in [1/2, 1): its exponents are IEEE's plus one.
+        mpfr_set_emin((fmt.emin - fmt.precision + 2) as c_long);
+        mpfr_set_emax((fmt.emax + 1) as c_long);
+        let t = mpfr_check_range(y.p(), t, RNDN);
+        mpfr_subnormalize(y.p(), t, RNDN);
+        let r = y.to_f64();
+        mpfr_set_emin(old_emin);
+        mpfr_set_emax(old_emax);
+        r
+    }
+}
+
+/// Round the exact value of a function MPFR evaluates directly.
+fn direct(f: Func, x: f64, fmt: Format) -> f64 {
+    let xn = Num::from_f64(x, 53);
+    let mut y = Num::new(fmt.precision);
+    let t = unsafe {
+        let op = match f {
+            Func::Exp => mpfr_exp,
+            Func::Expm1 => mpfr_expm1,
+            Func::Log => mpfr_log,
+            Func::Log1p => mpfr_log1p,
+            Func::Sin => mpfr_sin,
+            Func::Cos => mpfr_cos,
+            Func::Tanh => mpfr_tanh,
+            _ => unreachable!(),
+        };
+        op(y.p(), xn.c(), RNDN)
+    };
+    fit_to_format(&mut y, t, fmt)
+}
+
+/// A lower (`up = false`) or upper bound of the composite at working precision `prec`.
+fn composite_bound(f: Func, x: f64, prec: i64, up: bool) -> Num {
+    let (r_same, r_opp) = if up { (RNDU, RNDD) } else { (RNDD, RNDU) };
+    let xn = Num::from_f64(x, 53);
+    let mut out = Num::new(prec);
+    unsafe {
+        match f {
+            Func::Softplus => {
+                // softplus(x) = ln(1 + e^x) increases with e^x; for x > 0 use
+                // x + ln(1 + e^-x) so that e^x never overflows.
+                let mut e = Num::new(prec);
+                let mut l = Num::new(prec);
+                if x > 0.0 {
+                    let mut mx = Num::new(53);
+                    mpfr_neg(mx.p(), xn.c(), RNDN);
+                    mpfr_exp(e.p(), mx.c(), r_same);
+                    mpfr_log1p(l.p(), e.c(), r_same);
+                    mpfr_add(out.p(), xn.c(), l.c(), r_same);
+                } else {
+                    mpfr_exp(e.p(), xn.c(), r_same);
+                    mpfr_log1p(out.p(), e.c(), r_same);
+                }
+            }
+            Func::Sigmoid | Func::Silu => {
+                // |value| = |x|^k / (1 + e^-x), k = 0 for sigmoid, 1 for silu; the sign is x's
+                // for silu. A bound on the magnitude in direction `dir` needs the
+                // denominator bounded the opposite way.
+                let negative_result = f == Func::Silu && x < 0.0;
+                let (mag_same, mag_opp) = if negative_result {
+                    (r_opp, r_same)
+                } else {
+                    (r_same, r_opp)
+                };
+                let mut mx = Num::new(53);
+                mpfr_neg(mx.p(), xn.c(), RNDN);
+                let mut den = Num::new(prec);
+                mpfr_exp(den.p(), mx.c(), mag_opp);
+                mpfr_add_ui(den.p(), den.c(), 1, mag_opp);
+                let num = if f == Func::Silu {
+                    Num::from_f64(x.abs(), 53)
+                } else {
+                    Num::from_f64(1.0, 53)
+                };
+                mpfr_div(out.p(), num.c(), den.c(), mag_same);
+                if negative_result {
+                    mpfr_neg(out.p(), out.c(), RNDN);
+                }
+            }
+            _ => unreachable!(),
+        }
+    }
+    out
+}
+
+fn round_bound(b: &Num, fmt: Format) -> f64 {
+    let mut y = Num::new(fmt.precision);
+    let t = unsafe { mpfr_set(y.p(), b.c(), RNDN) };
+    fit_to_format(&mut y, t, fmt)
+}
+
+fn composite(f: Func, x: f64, fmt: Format) -> f64 {
+    let mut prec = 64;
+    loop {
+        let lo = round_bound(&composite_bound(f, x, prec, false), fmt);
+        let hi = round_bound(&composite_bound(f, x, prec, true), fmt);
+        if lo.to_bits() == hi.to_bits() {
+            return lo;
+        }
+        prec *= 2;
+        assert!(prec <= 1 << 16, "{f:?}({x:e}): no decision at {prec} bits");
+    }
+}
+
+/// Special inputs, by their limits (C99 Annex F where it defines the function).
+fn special(f: Func, x: f64) -> Option<f64> {
+    if x.is_nan() {
+        return Some(f64::NAN);
+    }
+    if x.is_infinite() {
+        let pos = x > 0.0;
+        return Some(match f {
+            Func::Exp => {
+                if pos {
+                    f64::INFINITY
+                } else {
+                    0.0
+                }
+            }
+            Func::Expm1 => {
+                if pos {
+                    f64::INFINITY
+                } else {
+                    -1.0
+                }
+            }
+            Func::Log | Func::Log1p => {
+                if pos {
+                    f64::INFINITY
+                } else {
+                    f64::NAN
+                }
+            }
+            Func::Sin | Func::Cos => f64::NAN,
+            Func::Tanh => {
+                if pos {
+                    1.0
+                } else {
+                    -1.0
+                }
+            }
+            Func::Sigmoid => {
+                if pos {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+            Func::Silu => {
+                if pos {
+                    f64::INFINITY
+                } else {
+                    -0.0
+                }
+            }
+            Func::Softplus => {
+                if pos {
+                    f64::INFINITY
+                } else {
+                    0.0
+                }
+            }
+        });
+    }
+    None
+}
+
+fn correctly_rounded(f: Func, x: f64, fmt: Format) -> f64 {
+    assert!(
+        unsafe { mpfr_buildopt_tls_p() } != 0,
+        "this MPFR keeps its exponent range in a global: the oracle needs a thread-safe build"
+    );
+    if let Some(v) = special(f, x) {
+        return v;
+    }
+    match f {
+        Func::Sigmoid | Func::Silu | Func::Softplus => composite(f, x, fmt),
+        _ => direct(f, x, fmt),
+    }
+}
+
+/// f(x) correctly rounded to f32 (canonical NaN for NaN results).
+pub fn cr_f32(f: Func, x: f32) -> f32 {
+    let v = correctly_rounded(f, x as f64, F32);
+    if v.is_nan() {
+        f32::from_bits(0x7FC0_0000)
+    } else {
+        v as f32 // exact: v is an f32 value
+    }
+}
+
+/// f(x) correctly rounded to bf16, from the exact value (one rounding).
+pub fn cr_bf16(f: Func, x: bf16) -> bf16 {
+    let v = correctly_rounded(f, x.to_f64(), BF16);
+    if v.is_nan() {
+        bf16::from_bits(0x7FC0)
+    } else {
+        bf16::from_f64(v) // exact
+    }
+}
+
+/// f(x) correctly rounded to f16, from the exact value (one rounding).
+pub fn cr_f16(f: Func, x: f16) -> f16 {
+    let v = correctly_rounded(f, x.to_f64(), F16);
+    if v.is_nan() {
+        f16::from_bits(0x7E00)
+    } else {
+        f16::from_f64(v) // exact
+    }
+}
+
+/// f(x) at `prec` bits, rounded to nearest, as an f64 (for error measurements in ulps).
+pub fn approx_f64(f: Func, x: f64) -> f64 {
+    if let Some(v) = special(f, x) {
+        return v;
+    }
+    match f {
+        Func::Sigmoid | Func::Silu | Func::Softplus => {
+            let lo = composite_bound(f, x, 128, false);
+            lo.to_f64()
+        }
+        _ => direct(
+            f,
+            x,
+            Format {
+                precision: 53,
+                emin: -1022,
+                emax: 1023,
+            },
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_values() {
+        assert_eq!(cr_f32(Func::Exp, 0.0), 1.0);
+        assert_eq!(cr_f32(Func::Exp, 1.0), std::f32::consts::E);
+        assert_eq!(cr_f32(Func::Log, 2.0), std::f32::consts::LN_2);
+        assert_eq!(cr_f32(Func::Sigmoid, 0.0), 0.5);
+        assert_eq!(cr_f32(Func::Silu, 0.0), 0.0);
+        assert_eq!(cr_f32(Func::Exp, -200.0), 0.0);
+        assert_eq!(cr_f32(Func::Exp, 100.0), f32::INFINITY);
+        // smallest subnormal: e^-103.28 ~ 1.4e-45
+        assert_eq!(cr_f32(Func::Exp, -103.28).to_bits(), 1);
+        assert_eq!(cr_bf16(Func::Exp, bf16::from_f32(1.0)).to_f32(), 2.71875);
+        assert_eq!(cr_f16(Func::Exp, f16::from_f32(1.0)).to_f32(), 2.71875);
+        assert_eq!(cr_f16(Func::Exp, f16::from_f32(12.0)).to_bits(), 0x7C00);
+        assert_eq!(cr_f32(Func::Softplus, 1e30), 1e30);
+        assert_eq!(cr_f32(Func::Softplus, -1e30), 0.0);
+        assert_eq!(cr_f32(Func::Silu, -1e30).to_bits(), 0x8000_0000);
+        assert_eq!(cr_f32(Func::Sin, -0.0).to_bits(), 0x8000_0000);
+        assert!(cr_f32(Func::Log, -1.0).is_nan());
+    }
+
+    #[test]
+    fn matches_f64_libm_far_from_ties() {
+        // Sanity check of the plumbing against the platform's f64 math.
+        for i in 1..2000 {
+            let x = (i as f32) * 0.01 - 10.0;
+            let via_f64 = (x as f64).exp() as f32;
+            let cr = cr_f32(Func::Exp, x);
+            assert!((via_f64.to_bits() as i64 - cr.to_bits() as i64).abs() <= 1);
+        }
+    }
+}
