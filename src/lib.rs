@@ -2,5 +2,17 @@
 //!
 //! * [`math`]: correctly rounded scalar and slice math (exp, log, sin, cos, tanh, sigmoid,
 //!   silu, softplus, expm1, log1p) for f32, bf16 and f16.
+//! * Elementwise candle ops over it ([`exp`], [`log`], [`sin`], [`cos`], [`tanh`],
+//!   [`sigmoid`], [`silu`], [`softplus`], [`softplus_with`]): CPU kernels here, CUDA kernels
+//!   under the `cuda` feature, the same bits on both.
 
 pub mod math;
+pub mod ops;
+
+/// CUDA launches of the kernels under `kernels/` (feature `cuda`).
+#[cfg(feature = "cuda")]
+pub mod cuda;
+
+pub use ops::elementwise::{
+    UnaryFn, cos, exp, log, sigmoid, silu, sin, softplus, softplus_with, tanh, unary,
+};

@@ -50,6 +50,12 @@ macro_rules! cr_function {
                 unary::eval::<$imp, f16>(round::f16_bits_to_f32(x.to_bits()))
             }
 
+            #[doc = concat!($doc, " in any of the three formats (input and output), correctly rounded.")]
+            #[inline]
+            pub fn [<$name _in>]<T: Format>(x: T) -> T {
+                unary::eval::<$imp, T>(x.to_f32())
+            }
+
             #[doc = concat!($doc, " of every element of `x` into `out` (same length), with the widest vector path of this CPU; the same bits as the scalar function.")]
             pub fn [<$name _slice>]<T: Format>(x: &[T], out: &mut [T]) {
                 unary::map_slice::<$imp, T>(x, out)

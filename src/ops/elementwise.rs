@@ -1,0 +1,227 @@
+//! Correctly rounded elementwise ops: drop-in replacements for `Tensor::exp`, `log`, `sin`,
+//! `cos`, `tanh`, `candle_nn::ops::sigmoid`, `silu` and the softplus that models write as
+//! `(x.exp() + 1).log()`.
+//!
+//! Each op is a `CustomOp1` over the slice kernels of [`crate::math`]: f32, f16 and bf16
+//! (the same dtype out), any shape and layout (a strided input is gathered first), empty
+//! tensors included. On the CPU the elements are split into fixed chunks over rayon's
+//! threads; the output bits do not depend on the split, the thread count or the vector
+//! width, since each element is computed alone by the same operations. On CUDA the kernels
+//! in `kernels/elementwise.cu` run the same operations (see `kernels/repro_math.cuh`).
+
+use crate::math::{self, Format};
+use crate::ops::layout::logical_elements;
+use candle_core::backend::BackendStorage;
+use candle_core::{CpuStorage, CustomOp1, DType, Error, Layout, Result, Shape, Tensor, bail};
+use rayon::prelude::*;
+
+/// The elementwise functions, by name (the CUDA kernels are named after them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnaryFn {
+    Exp,
+    Log,
+    Sin,
+    Cos,
+    Tanh,
+    Sigmoid,
+    Silu,
+    Softplus,
+}
+
+impl UnaryFn {
+    pub const ALL: [UnaryFn; 8] = [
+        UnaryFn::Exp,
+        UnaryFn::Log,
+        UnaryFn::Sin,
+        UnaryFn::Cos,
+        UnaryFn::Tanh,
+        UnaryFn::Sigmoid,
+        UnaryFn::Silu,
+        UnaryFn::Softplus,
+    ];
+
+    /// The function's name, which is also the op's name and the CUDA kernels' prefix.
+    pub fn name(self) -> &'static str {
+        match self {
+            UnaryFn::Exp => "exp",
+            UnaryFn::Log => "log",
+            UnaryFn::Sin => "sin",
+            UnaryFn::Cos => "cos",
+            UnaryFn::Tanh => "tanh",
+            UnaryFn::Sigmoid => "sigmoid",
+            UnaryFn::Silu => "silu",
+            UnaryFn::Softplus => "softplus",
+        }
+    }
+
+    /// The slice kernel for format `T`.
+    fn slice_kernel<T: Format>(self) -> fn(&[T], &mut [T]) {
+        match self {
+            UnaryFn::Exp => math::exp_slice::<T>,
+            UnaryFn::Log => math::log_slice::<T>,
+            UnaryFn::Sin => math::sin_slice::<T>,
+            UnaryFn::Cos => math::cos_slice::<T>,
+            UnaryFn::Tanh => math::tanh_slice::<T>,
+            UnaryFn::Sigmoid => math::sigmoid_slice::<T>,
+            UnaryFn::Silu => math::silu_slice::<T>,
+            UnaryFn::Softplus => math::softplus_slice::<T>,
+        }
+    }
+}
+
+/// Elements per rayon task: large enough to amortize scheduling, small enough to balance.
+const CHUNK: usize = 1 << 14;
+
+/// Apply `kernel` to the logical elements of `data` into a new contiguous vector.
+fn map_parallel<T: Format + Default>(
+    data: &[T],
+    layout: &Layout,
+    kernel: impl Fn(&[T], &mut [T]) + Sync,
+) -> Vec<T> {
+    let input = logical_elements(data, layout);
+    let mut out = vec![T::default(); input.len()];
+    out.par_chunks_mut(CHUNK)
+        .zip(input.par_chunks(CHUNK))
+        .for_each(|(o, x)| kernel(x, o));
+    out
+}
+
+struct Elementwise(UnaryFn);
+
+impl CustomOp1 for Elementwise {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
+        let f = self.0;
+        let out = match storage {
+            CpuStorage::F32(v) => CpuStorage::F32(map_parallel(v, layout, f.slice_kernel())),
+            CpuStorage::BF16(v) => CpuStorage::BF16(map_parallel(v, layout, f.slice_kernel())),
+            CpuStorage::F16(v) => CpuStorage::F16(map_parallel(v, layout, f.slice_kernel())),
+            other => return Err(Error::UnsupportedDTypeForOp(other.dtype(), f.name())),
+        };
+        Ok((out, layout.shape().clone()))
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        storage: &candle_core::CudaStorage,
+        layout: &Layout,
+    ) -> Result<(candle_core::CudaStorage, Shape)> {
+        crate::cuda::unary_fwd(self.0, storage, layout)
+    }
+}
+
+/// Apply `f` elementwise, correctly rounded, with the same bits on every device.
+pub fn unary(x: &Tensor, f: UnaryFn) -> Result<Tensor> {
+    x.apply_op1_no_bwd(&Elementwise(f))
+}
+
+macro_rules! op_fn {
+    ($name:ident, $variant:ident, $what:literal) => {
+        #[doc = concat!($what, ", elementwise, correctly rounded (f32, f16, bf16).")]
+        pub fn $name(x: &Tensor) -> Result<Tensor> {
+            unary(x, UnaryFn::$variant)
+        }
+    };
+}
+
+op_fn!(exp, Exp, "e^x");
+op_fn!(log, Log, "Natural logarithm");
+op_fn!(sin, Sin, "Sine");
+op_fn!(cos, Cos, "Cosine");
+op_fn!(tanh, Tanh, "Hyperbolic tangent");
+op_fn!(sigmoid, Sigmoid, "Logistic sigmoid 1 / (1 + e^-x)");
+op_fn!(silu, Silu, "SiLU x / (1 + e^-x)");
+op_fn!(softplus, Softplus, "Softplus ln(1 + e^x)");
+
+/// Softplus with PyTorch's parameters: `ln(1 + e^(beta x)) / beta`, and `x` itself where
+/// `beta * x > threshold`.
+///
+/// With `beta = 1` every element that is not thresholded is correctly rounded (the
+/// defaults, `beta = 1, threshold = 20`, give exactly [`softplus`]). Other betas compute
+/// `softplus(beta * x) / beta` in f32 with the correctly rounded softplus in the middle and
+/// round to the output dtype once more: deterministic, the same bits on every device, but
+/// not correctly rounded as a whole.
+pub fn softplus_with(x: &Tensor, beta: f64, threshold: f64) -> Result<Tensor> {
+    if !(beta.is_finite() && beta > 0.0) {
+        bail!("softplus_with: beta must be finite and positive, got {beta}")
+    }
+    if threshold.is_nan() {
+        bail!("softplus_with: threshold is NaN")
+    }
+    x.apply_op1_no_bwd(&SoftplusWith {
+        beta: beta as f32,
+        threshold: threshold as f32,
+    })
+}
+
+struct SoftplusWith {
+    beta: f32,
+    threshold: f32,
+}
+
+impl SoftplusWith {
+    fn element<T: Format>(&self, x: T) -> T {
+        let xf = x.to_f32();
+        let bx = self.beta * xf;
+        if bx > self.threshold {
+            x
+        } else if self.beta == 1.0 {
+            math::softplus_in::<T>(x)
+        } else {
+            T::round((math::softplus(bx) / self.beta) as f64)
+        }
+    }
+}
+
+impl CustomOp1 for SoftplusWith {
+    fn name(&self) -> &'static str {
+        "softplus_with"
+    }
+
+    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
+        fn run<T: Format + Default>(op: &SoftplusWith, v: &[T], layout: &Layout) -> Vec<T> {
+            map_parallel(v, layout, |x: &[T], o: &mut [T]| {
+                for (o, &x) in o.iter_mut().zip(x) {
+                    *o = op.element(x);
+                }
+            })
+        }
+        let out = match storage {
+            CpuStorage::F32(v) => CpuStorage::F32(run(self, v, layout)),
+            CpuStorage::BF16(v) => CpuStorage::BF16(run(self, v, layout)),
+            CpuStorage::F16(v) => CpuStorage::F16(run(self, v, layout)),
+            other => return Err(Error::UnsupportedDTypeForOp(other.dtype(), self.name())),
+        };
+        Ok((out, layout.shape().clone()))
+    }
+}
+
+/// The dtypes the elementwise ops accept.
+pub const SUPPORTED_DTYPES: [DType; 3] = [DType::F32, DType::F16, DType::BF16];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candle_core::Device;
+
+    #[test]
+    fn unsupported_dtype_is_an_error_naming_the_op() {
+        let x = Tensor::new(&[1.0f64, 2.0], &Device::Cpu).unwrap();
+        let err = exp(&x).unwrap_err().to_string();
+        assert!(err.contains("exp") && err.contains("f64"), "{err}");
+        let x = Tensor::new(&[1u32, 2], &Device::Cpu).unwrap();
+        assert!(sigmoid(&x).unwrap_err().to_string().contains("sigmoid"));
+    }
+
+    #[test]
+    fn softplus_with_rejects_bad_parameters() {
+        let x = Tensor::new(&[1.0f32], &Device::Cpu).unwrap();
+        assert!(softplus_with(&x, 0.0, 20.0).is_err());
+        assert!(softplus_with(&x, f64::NAN, 20.0).is_err());
+        assert!(softplus_with(&x, 1.0, f64::NAN).is_err());
+    }
+}

@@ -1,0 +1,4 @@
+//! candle ops over the math core, one file per family.
+
+pub mod elementwise;
+pub(crate) mod layout;
