@@ -1,0 +1,95 @@
+//! Build script: with the `cuda` feature, compile every `kernels/*.cu` to PTX with nvcc and
+//! leave it in OUT_DIR, where `src/cuda` embeds it with `include_str!`. Without the feature it
+//! does nothing, so no CUDA install is needed.
+//!
+//! The flags keep the device arithmetic IEEE: no contraction into fused multiply-add
+//! (`--fmad=false`, the math mirrors Rust code that never contracts), IEEE division and square
+//! root, no flush of subnormals to zero. `--use_fast_math` is never used. The PTX targets
+//! `compute_$CUDA_COMPUTE_CAP` (default 80); the driver JIT-compiles it for newer GPUs.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=kernels");
+    for var in [
+        "CUDA_COMPUTE_CAP",
+        "NVCC",
+        "CUDA_HOME",
+        "CUDA_PATH",
+        "NVCC_APPEND_FLAGS",
+    ] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    if std::env::var_os("CARGO_FEATURE_CUDA").is_none() {
+        return;
+    }
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("manifest dir"));
+    let kernels = manifest.join("kernels");
+    let cap = compute_cap();
+    let nvcc = nvcc_path();
+
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(&kernels)
+        .expect("kernels/ directory")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "cu"))
+        .collect();
+    sources.sort();
+    for src in &sources {
+        let stem = src.file_stem().unwrap().to_string_lossy().into_owned();
+        let ptx = out_dir.join(format!("{stem}.ptx"));
+        let status = Command::new(&nvcc)
+            .arg("--ptx")
+            .arg(format!("--gpu-architecture=compute_{cap}"))
+            .args(["-O3", "-std=c++17"])
+            .args([
+                "--fmad=false",
+                "-prec-div=true",
+                "-prec-sqrt=true",
+                "-ftz=false",
+            ])
+            .arg("-I")
+            .arg(&kernels)
+            .arg("-o")
+            .arg(&ptx)
+            .arg(src)
+            .status()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "cannot run nvcc ({}): {e}. Install the compiler with \
+                     scripts/install-cuda-compiler.sh and source .venv-cuda/cuda-env.sh",
+                    nvcc.display()
+                )
+            });
+        assert!(status.success(), "nvcc failed on {}", src.display());
+    }
+}
+
+/// `CUDA_COMPUTE_CAP` as digits ("8.0", "80" and "sm_80" all give "80"), default 80.
+fn compute_cap() -> String {
+    let raw = std::env::var("CUDA_COMPUTE_CAP").unwrap_or_default();
+    let digits: String = raw.chars().filter(|c| c.is_ascii_digit()).collect();
+    if digits.is_empty() {
+        "80".to_string()
+    } else {
+        digits
+    }
+}
+
+/// `$NVCC`, else `$CUDA_HOME/bin/nvcc` or `$CUDA_PATH/bin/nvcc`, else `nvcc` on PATH.
+fn nvcc_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("NVCC") {
+        return PathBuf::from(p);
+    }
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(home) = std::env::var_os(var) {
+            let p = Path::new(&home).join("bin").join("nvcc");
+            if p.exists() {
+                return p;
+            }
+        }
+    }
+    PathBuf::from("nvcc")
+}

@@ -1,0 +1,71 @@
+// Elementwise kernels: thin index loops over the device math (repro_math.cuh).
+//
+// One kernel per function and format, named repro_<fn>_<f32|bf16|f16>, with candle's unary
+// kernel arguments: (numel, num_dims, info, inp, out), where info is null for a contiguous
+// input and otherwise holds num_dims dims followed by num_dims strides (in elements) of the
+// input; `inp` already points at the layout's start offset. The output is contiguous.
+// bf16 and f16 values are handled as their 16-bit patterns.
+#include "repro_math.cuh"
+
+// Launch with at most this many threads per block (the host side uses exactly this).
+#define REPRO_BLOCK 256
+
+namespace {
+
+__device__ __forceinline__ bool strides_contiguous(size_t num_dims, const size_t* dims,
+                                                   const size_t* strides) {
+    size_t acc = 1;
+    for (size_t d = 0; d < num_dims; d++) {
+        size_t i = num_dims - 1 - d;
+        if (dims[i] != 1 && strides[i] != acc) {
+            return false;
+        }
+        acc *= dims[i];
+    }
+    return true;
+}
+
+__device__ __forceinline__ size_t strided_offset(size_t idx, size_t num_dims, const size_t* dims,
+                                                 const size_t* strides) {
+    size_t off = 0;
+    for (size_t d = 0; d < num_dims; d++) {
+        size_t i = num_dims - 1 - d;
+        off += (idx % dims[i]) * strides[i];
+        idx /= dims[i];
+    }
+    return off;
+}
+
+template <class U, class F>
+__device__ __forceinline__ void unary_loop(size_t numel, size_t num_dims, const size_t* info,
+                                           const typename F::T* inp, typename F::T* out) {
+    const size_t* dims = info;
+    const size_t* strides = info + num_dims;
+    bool contiguous = info == nullptr || strides_contiguous(num_dims, dims, strides);
+    size_t step = (size_t)blockDim.x * gridDim.x;
+    if (contiguous) {
+        for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < numel; i += step) {
+            out[i] = repro::eval_stored<U, F>(inp[i]);
+        }
+    } else {
+        for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < numel; i += step) {
+            out[i] = repro::eval_stored<U, F>(inp[strided_offset(i, num_dims, dims, strides)]);
+        }
+    }
+}
+
+}  // namespace
+
+#define REPRO_UNARY_KERNEL(NAME, FN, FMT, SUFFIX)                                             \
+    extern "C" __global__ void __launch_bounds__(REPRO_BLOCK)                                 \
+        repro_##NAME##_##SUFFIX(const size_t numel, const size_t num_dims, const size_t* info, \
+                                const repro::FMT::T* inp, repro::FMT::T* out) {               \
+        unary_loop<repro::FN, repro::FMT>(numel, num_dims, info, inp, out);                   \
+    }
+
+#define REPRO_UNARY_ALL_FORMATS(NAME, FN)       \
+    REPRO_UNARY_KERNEL(NAME, FN, F32, f32)      \
+    REPRO_UNARY_KERNEL(NAME, FN, BF16, bf16)    \
+    REPRO_UNARY_KERNEL(NAME, FN, F16, f16)
+
+REPRO_FOR_EACH_UNARY(REPRO_UNARY_ALL_FORMATS)

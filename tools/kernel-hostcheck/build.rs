@@ -1,0 +1,19 @@
+//! Compile the device math header as plain host C++ (no contraction into FMA, IEEE
+//! semantics) so the tests can compare it bit for bit with the Rust functions.
+
+fn main() {
+    let kernels = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernels");
+    println!("cargo:rerun-if-changed=src/shim.cpp");
+    println!("cargo:rerun-if-changed={}", kernels.display());
+    cc::Build::new()
+        .cpp(true)
+        .file("src/shim.cpp")
+        .include(&kernels)
+        .flag("-std=c++17")
+        .flag("-ffp-contract=off")
+        .flag_if_supported("-fno-fast-math")
+        .flag_if_supported("-fexcess-precision=standard")
+        .opt_level(2)
+        .warnings(true)
+        .compile("kernel_hostcheck");
+}
