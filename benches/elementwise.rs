@@ -1,1 +1,91 @@
-fn main() {}
+//! Elementwise ops against stock candle on a 16M-element f32 tensor (same run, same
+//! machine), and the slice kernels per element on one thread.
+//!
+//! `cargo bench --bench elementwise` (RAYON_NUM_THREADS=1 for the one-thread figures).
+
+use candle_core::{Device, Tensor};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use std::hint::black_box;
+
+const N: usize = 1 << 24;
+
+/// A deterministic spread of arguments in [-8, 8) (every op's interesting range).
+fn input(n: usize) -> Vec<f32> {
+    let mut s = 0x9E37_79B9_7F4A_7C15u64;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 40) as f32 / (1u64 << 24) as f32) * 16.0 - 8.0
+        })
+        .collect()
+}
+
+type TensorFn = fn(&Tensor) -> candle_core::Result<Tensor>;
+
+fn stock_softplus(x: &Tensor) -> candle_core::Result<Tensor> {
+    (x.exp()? + 1.0)?.log()
+}
+
+fn ops() -> Vec<(&'static str, TensorFn, TensorFn)> {
+    vec![
+        ("exp", candle_repro::exp, |x| x.exp()),
+        ("log", candle_repro::log, |x| x.abs()?.log()),
+        ("sin", candle_repro::sin, |x| x.sin()),
+        ("cos", candle_repro::cos, |x| x.cos()),
+        ("tanh", candle_repro::tanh, |x| x.tanh()),
+        ("sigmoid", candle_repro::sigmoid, candle_nn::ops::sigmoid),
+        ("silu", candle_repro::silu, |x| x.silu()),
+        ("softplus", candle_repro::softplus, stock_softplus),
+    ]
+}
+
+fn tensors(c: &mut Criterion) {
+    let x = Tensor::from_vec(input(N), N, &Device::Cpu).unwrap();
+    let x_abs = x.abs().unwrap();
+    let mut g = c.benchmark_group("tensor_16M_f32");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(N as u64));
+    for (name, ours, stock) in ops() {
+        // log's stock variant takes |x| itself; give ours the same argument.
+        let arg = if name == "log" { &x_abs } else { &x };
+        g.bench_function(format!("{name}/candle_repro"), |b| {
+            b.iter(|| ours(black_box(arg)).unwrap())
+        });
+        g.bench_function(format!("{name}/stock_candle"), |b| {
+            b.iter(|| stock(black_box(&x)).unwrap())
+        });
+    }
+    g.finish();
+}
+
+fn slices(c: &mut Criterion) {
+    use candle_repro::math;
+    let n = 1 << 20;
+    let x = input(n);
+    let x_pos: Vec<f32> = x.iter().map(|v| v.abs()).collect();
+    let mut out = vec![0f32; n];
+    let mut g = c.benchmark_group("slice_1M_f32_one_thread");
+    g.sample_size(20);
+    g.throughput(Throughput::Elements(n as u64));
+    let kernels: [(&str, fn(&[f32], &mut [f32]), &Vec<f32>); 10] = [
+        ("exp", math::exp_slice, &x),
+        ("expm1", math::expm1_slice, &x),
+        ("log", math::log_slice, &x_pos),
+        ("log1p", math::log1p_slice, &x_pos),
+        ("sin", math::sin_slice, &x),
+        ("cos", math::cos_slice, &x),
+        ("tanh", math::tanh_slice, &x),
+        ("sigmoid", math::sigmoid_slice, &x),
+        ("silu", math::silu_slice, &x),
+        ("softplus", math::softplus_slice, &x),
+    ];
+    for (name, kernel, arg) in kernels {
+        g.bench_function(name, |b| b.iter(|| kernel(black_box(arg), &mut out)));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, tensors, slices);
+criterion_main!(benches);
