@@ -13,8 +13,10 @@
 //!
 //! The slice kernel runs the same scalar code over chunks of lanes; the compiler
 //! vectorizes it, and the AVX2/AVX-512 copies are this same code compiled with those
-//! target features. Without fused multiply-add or contraction (Rust never contracts), every
-//! copy performs the same IEEE operations: the vector width changes no bit.
+//! target features, FMA included. The math core uses no fused multiply-add and Rust never
+//! contracts `a * b + c`, so every copy performs the same IEEE operations: neither the
+//! vector width nor the presence of FMA hardware changes a bit. The tests compare the
+//! baseline copy (no FMA) with the FMA-enabled copies on every function.
 
 use super::round::{Format, round_if_certain};
 
@@ -86,13 +88,13 @@ fn map_generic<U: CrUnary, F: Format>(xs: &[F], out: &mut [F]) {
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,fma")]
 fn map_avx512<U: CrUnary, F: Format>(xs: &[F], out: &mut [F]) {
     map_generic::<U, F>(xs, out)
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn map_avx2<U: CrUnary, F: Format>(xs: &[F], out: &mut [F]) {
     map_generic::<U, F>(xs, out)
 }
@@ -103,9 +105,9 @@ fn map_avx2<U: CrUnary, F: Format>(xs: &[F], out: &mut [F]) {
 pub enum VectorPath {
     /// The baseline target (SSE2 on x86-64, NEON on aarch64).
     Baseline,
-    /// x86-64 AVX2 copy.
+    /// x86-64 AVX2 + FMA copy.
     Avx2,
-    /// x86-64 AVX-512 copy.
+    /// x86-64 AVX-512 + FMA copy.
     Avx512,
 }
 
@@ -117,10 +119,11 @@ impl VectorPath {
             if std::is_x86_feature_detected!("avx512f")
                 && std::is_x86_feature_detected!("avx512dq")
                 && std::is_x86_feature_detected!("avx512vl")
+                && std::is_x86_feature_detected!("fma")
             {
                 return VectorPath::Avx512;
             }
-            if std::is_x86_feature_detected!("avx2") {
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
                 return VectorPath::Avx2;
             }
         }
@@ -132,7 +135,7 @@ impl VectorPath {
         let mut paths = vec![VectorPath::Baseline];
         #[cfg(target_arch = "x86_64")]
         {
-            if std::is_x86_feature_detected!("avx2") {
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
                 paths.push(VectorPath::Avx2);
             }
             if VectorPath::detect() == VectorPath::Avx512 {
