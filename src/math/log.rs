@@ -693,3 +693,123 @@ static NEG_LOGC_LO: [f64; 128] = [
     f64::from_bits(0xBC70A9AC1FF59AE5), // -1.4452660133466093e-17
 ];
 // ---- end of generated constants ----
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::math::unary::eval;
+    use half::{bf16, f16};
+
+    fn log32(x: f32) -> f32 {
+        eval::<Log, f32>(x)
+    }
+    fn log1p32(x: f32) -> f32 {
+        eval::<Log1p, f32>(x)
+    }
+
+    #[test]
+    fn special_values() {
+        assert_eq!(log32(1.0).to_bits(), 0); // +0
+        assert_eq!(log32(0.0), f32::NEG_INFINITY);
+        assert_eq!(log32(-0.0), f32::NEG_INFINITY);
+        assert_eq!(log32(f32::INFINITY), f32::INFINITY);
+        for x in [
+            -1.0,
+            -f32::MIN_POSITIVE,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            -f32::from_bits(1),
+        ] {
+            assert_eq!(log32(x).to_bits(), 0x7FC0_0000, "log({x})");
+            assert_eq!(eval::<Log, bf16>(x).to_bits(), 0x7FC0, "log_bf16({x})");
+            assert_eq!(eval::<Log, f16>(x).to_bits(), 0x7E00, "log_f16({x})");
+        }
+        assert_eq!(log1p32(0.0).to_bits(), 0);
+        assert_eq!(log1p32(-0.0).to_bits(), 0x8000_0000);
+        assert_eq!(eval::<Log1p, bf16>(-0.0).to_bits(), 0x8000);
+        assert_eq!(eval::<Log1p, f16>(-0.0).to_bits(), 0x8000);
+        assert_eq!(log1p32(-1.0), f32::NEG_INFINITY);
+        assert_eq!(log1p32(f32::INFINITY), f32::INFINITY);
+        for x in [-1.0000001, -2.0, f32::NEG_INFINITY, f32::NAN, f32::MIN] {
+            assert_eq!(log1p32(x).to_bits(), 0x7FC0_0000, "log1p({x})");
+        }
+        // Subnormal inputs: no flush.
+        let tiny = f32::from_bits(1);
+        assert_eq!(log1p32(tiny), tiny);
+        assert_eq!(log1p32(-tiny), -tiny);
+        assert!((log32(tiny) - (-103.27893)).abs() < 1e-4);
+    }
+
+    #[test]
+    fn exact_cases_are_exact() {
+        assert_eq!(log_dd(DD::from_f64(1.0)), DD::new(0.0, 0.0));
+        assert_eq!(log1p_dd(DD::from_f64(0.0)), DD::new(0.0, 0.0));
+        assert_eq!(log1p_fast_f64(0.0), 0.0);
+        assert_eq!(Log::fast(1.0), 0.0);
+    }
+
+    #[test]
+    fn log1p_fast_f64_tiny_and_large() {
+        for t in [1e-300, f64::from_bits(1), 2.0f64.powi(-60), 1e-20] {
+            assert_eq!(log1p_fast_f64(t), t);
+        }
+        // t = 2^-30: ln(1 + t) = t - t^2/2 + t^3/3 - ...
+        let t = 2.0f64.powi(-30);
+        let exact = t - t * t / 2.0 + t * t * t / 3.0;
+        assert!((log1p_fast_f64(t) - exact).abs() <= LOG1P_FAST_F64_REL_ERR * exact);
+        // t = 2^1000: ln(1 + t) = 1000 ln 2 (+ 2^-1000)
+        let y = log1p_fast_f64(2.0f64.powi(1000));
+        let exact = 693.147_180_559_945_3_f64;
+        assert!((y - exact).abs() <= LOG1P_FAST_F64_REL_ERR * exact);
+        // Total: never panics.
+        for t in [
+            f64::NAN,
+            f64::INFINITY,
+            -1.0,
+            -5.0,
+            f64::MAX,
+            -f64::INFINITY,
+        ] {
+            let _ = log1p_fast_f64(t);
+        }
+    }
+
+    /// The fast paths against the accurate ones (which are within 2^-52 of the exact value):
+    /// a sample of the f32 space and of t in [0, 2^1000] for log1p_fast_f64.
+    #[test]
+    fn fast_error_bound() {
+        let tol = FAST_ERR + f64::from_bits(0x3CB0_0000_0000_0000); // + 2^-52
+        for b in (0u32..0x7F80_0000).step_by(997) {
+            let x = f32::from_bits(b);
+            if Log::in_fast_domain(x) {
+                let (f, a) = (Log::fast(x), Log::accurate(x));
+                assert!((f - a).abs() <= tol * a.abs(), "log {x:e}: {f} vs {a}");
+            }
+            for x in [x, -x] {
+                if Log1p::in_fast_domain(x) {
+                    let (f, a) = (Log1p::fast(x), Log1p::accurate(x));
+                    assert!((f - a).abs() <= tol * a.abs(), "log1p {x:e}: {f} vs {a}");
+                }
+            }
+        }
+        let mut s = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..200_000 {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let t = f64::from_bits(s % 0x7E70_0000_0000_0000); // [0, 2^1000)
+            let (f, a) = (log1p_fast_f64(t), log1p_dd(DD::from_f64(t)));
+            assert!((f - a.hi).abs() <= tol * a.hi.abs(), "log1p_fast_f64 {t:e}");
+        }
+    }
+
+    #[test]
+    fn monotonic() {
+        let mut prev = f32::NEG_INFINITY;
+        for b in (0u32..0x7F80_0000).step_by(4099) {
+            let y = log32(f32::from_bits(b));
+            assert!(y >= prev);
+            prev = y;
+        }
+    }
+}
