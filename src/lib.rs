@@ -16,3 +16,4 @@ pub mod cuda;
 pub use ops::elementwise::{
     UnaryFn, cos, exp, log, sigmoid, silu, sin, softplus, softplus_with, tanh, unary,
 };
+pub use ops::softmax::{log_softmax_last_dim, softmax_last_dim};

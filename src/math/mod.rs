@@ -13,6 +13,7 @@
 //! [`softplus`](mod@softplus). NaN outputs are the canonical quiet NaN of the format.
 
 pub(crate) mod dd;
+pub(crate) mod exact_sum;
 pub mod exp;
 pub mod log;
 pub mod round;

@@ -2,3 +2,4 @@
 
 pub mod elementwise;
 pub(crate) mod layout;
+pub mod softmax;

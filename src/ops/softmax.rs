@@ -1,0 +1,715 @@
+//! Order-independent softmax and log-softmax over the last dimension, with backward passes:
+//! drop-in replacements for `candle_nn::ops::softmax_last_dim` and `log_softmax`, whose
+//! bits do not depend on the batch size, the thread count, the vector width or the way a
+//! row is split into blocks (on the CPU or on CUDA).
+//!
+//! # Forward, per row x_1..x_n (inputs widened exactly to f32, then f64)
+//! 1. m = max x_i, k = #{i : x_i = m}, x2 = max {x_i : x_i < m} (-inf if none): maxima and
+//!    counts, order-free.
+//! 2. d_i = x_i - m in f64. It is exact when the exponents of x_i and m are within 28 of
+//!    each other; otherwise |d_i| rounds with error <= ulp(d_i)/2, and while e^d_i matters
+//!    (d_i >= -746) that is below 2^-44 absolutely, 2^-44 relatively in e_i.
+//!    e_i = exp_fast_f64(d_i) (relative error <= 2^-51; exactly 1 for the maxima, exactly 0
+//!    for -inf entries).
+//! 3. The sum of the non-maximal terms, exactly: with e2 = exp_fast_f64(x2 - m) and E2 its
+//!    binary exponent, every e_i 2^-(E2+1) (x_i < m) lies in [0, 1 + 2^-50]: those are
+//!    summed by the order-free fixed-point accumulator of [`crate::math::exact_sum`]
+//!    (quantum 2^-80 relative to the largest non-maximal term; exact integer totals after
+//!    that). T = (k - 1) + Sigma as a double-double, S = 1 + T, relative error about 2^-50
+//!    (the e_i's 2^-51 plus the dropped quanta, n 2^-81 relative to the largest term).
+//! 4. softmax: y_i = e_i / S in f64, rounded once to the output dtype (error below
+//!    2^-49.5 relative before that rounding: at most 0.5 ulp + 2^-25 ulp of f32).
+//!    log-softmax: y_i = (x_i - m) - log1p(T): x_i - m exact as a double-double (two_sum),
+//!    log1p(T) by the double-double `log1p_dd` (2^-100), so y_i is the exact difference up
+//!    to T's 2^-50 relative error times T/(|d_i| + T) <= 1 (no cancellation: both terms
+//!    have the same sign), rounded to odd then once to the output dtype. T is computed
+//!    relative to the largest non-maximal term, so even a row like [0, -100] gets its tiny
+//!    y_max = -log1p(e^-100) = -3.7e-44 right, where summing e_i in f32 gives 0.
+//!
+//! # Special rows (the same on CPU and CUDA)
+//! * any NaN: the whole row is the canonical NaN;
+//! * +inf entries (k of them): the limit as they grow together: softmax 1/k on them and 0
+//!   elsewhere; log-softmax -ln k on them and -inf elsewhere;
+//! * all entries -inf: NaN row (like PyTorch and candle: the row has no finite mass);
+//! * other -inf entries: softmax 0, log-softmax -inf;
+//! * a row of length 1 (finite): softmax 1, log-softmax +0.
+//!
+//! # Backward (order-independent as well)
+//! With y the forward output and g the incoming gradient:
+//! * softmax: dx_i = y_i (g_i - s), s = sum g_j y_j. Each product g_j y_j is exact in f64
+//!   (two 24-bit significands); s is their order-free fixed-point sum (quantum 2^-80 of
+//!   the largest |g_j y_j|), then dx_i = (g_i - s) y_i in f64, rounded once to the dtype.
+//! * log-softmax: dx_i = g_i - p_i G, G = sum g_j (the same exact sum), p_i =
+//!   exp_fast_f64(y_i), in f64, rounded once.
+//!   Non-finite gradients make s or G the IEEE sum of the non-finite terms (NaN if any NaN
+//!   or both infinities: order-free).
+//!
+//! # Parallelism
+//! Rows are grouped into tasks of a fixed size (at most [`TASK_ELEMS`] elements) over
+//! rayon; a row longer than [`LONG_ROW`] is split into blocks of [`BLOCK`] elements whose
+//! maxima, counts and fixed-point sums are combined exactly. Neither the grouping nor the
+//! split changes a bit: every step is either elementwise or an exact, order-free reduction.
+
+use crate::math::dd::{DD, round_odd, two_sum};
+use crate::math::exact_sum::{FixedSum, LANES, Lanes, exponent_floor};
+use crate::math::exp::exp_fast_f64;
+use crate::math::log::{log_dd, log1p_dd};
+use crate::math::round::pow2;
+use crate::math::{Format, VectorPath};
+use crate::ops::layout::logical_elements;
+use candle_core::backend::BackendStorage;
+use candle_core::{
+    CpuStorage, CustomOp1, CustomOp2, DType, Device, Error, Layout, Result, Shape, Tensor,
+};
+use rayon::prelude::*;
+
+/// Elements per rayon task for short rows (whole rows per task).
+pub const TASK_ELEMS: usize = 1 << 15;
+/// Rows longer than this are split into blocks, each block one rayon task.
+pub const LONG_ROW: usize = 1 << 16;
+/// Block size of long rows (a multiple of the accumulator's lanes).
+pub const BLOCK: usize = 1 << 15;
+
+/// f32 lanes of the max/count passes.
+const MLANES: usize = 16;
+
+// ---------------------------------------------------------------------------------------
+// Row passes (generic, inlined into the vector-path copies below)
+// ---------------------------------------------------------------------------------------
+
+/// (max, any NaN) of a block; max is -inf for an empty block.
+#[inline(always)]
+fn max_pass<F: Format>(x: &[F]) -> (f32, bool) {
+    let mut m = [f32::NEG_INFINITY; MLANES];
+    let mut nan = [false; MLANES];
+    let mut chunks = x.chunks_exact(MLANES);
+    for c in &mut chunks {
+        for l in 0..MLANES {
+            let v = c[l].to_f32();
+            nan[l] |= v.is_nan();
+            m[l] = if v > m[l] { v } else { m[l] };
+        }
+    }
+    for v in chunks.remainder() {
+        let v = v.to_f32();
+        nan[0] |= v.is_nan();
+        m[0] = if v > m[0] { v } else { m[0] };
+    }
+    let mut mm = f32::NEG_INFINITY;
+    let mut any = false;
+    for l in 0..MLANES {
+        mm = if m[l] > mm { m[l] } else { mm };
+        any |= nan[l];
+    }
+    (mm, any)
+}
+
+/// (#{x == m}, max {x < m}) of a block.
+#[inline(always)]
+fn count_pass<F: Format>(x: &[F], m: f32) -> (u64, f32) {
+    let mut k = [0u32; MLANES];
+    let mut x2 = [f32::NEG_INFINITY; MLANES];
+    let mut total = 0u64;
+    // u32 lane counters, folded every 2^20 chunks.
+    for big in x.chunks(MLANES << 20) {
+        let mut chunks = big.chunks_exact(MLANES);
+        for c in &mut chunks {
+            for l in 0..MLANES {
+                let v = c[l].to_f32();
+                k[l] += (v == m) as u32;
+                x2[l] = if v < m && v > x2[l] { v } else { x2[l] };
+            }
+        }
+        for v in chunks.remainder() {
+            let v = v.to_f32();
+            k[0] += (v == m) as u32;
+            x2[0] = if v < m && v > x2[0] { v } else { x2[0] };
+        }
+        for c in k.iter_mut() {
+            total += *c as u64;
+            *c = 0;
+        }
+    }
+    let mut xx = f32::NEG_INFINITY;
+    for v in x2 {
+        xx = if v > xx { v } else { xx };
+    }
+    (total, xx)
+}
+
+/// What a finite-maximum row needs after the first two passes.
+#[derive(Clone, Copy, Debug)]
+struct RowParams {
+    /// The row maximum.
+    m: f32,
+    /// 2^-(E2+1): scales the non-maximal terms into [0, 1 + 2^-50].
+    scale: f64,
+    /// E2 + 1.
+    scale_exp: i32,
+}
+
+impl RowParams {
+    fn new(m: f32, x2: f32) -> RowParams {
+        let e2 = exp_fast_f64(x2 as f64 - m as f64);
+        let scale_exp = exponent_floor(e2) + 1;
+        RowParams {
+            m,
+            scale: pow2(-scale_exp),
+            scale_exp,
+        }
+    }
+}
+
+/// e^(x - m) for one element.
+#[inline(always)]
+fn term(x: f32, m: f32) -> f64 {
+    exp_fast_f64(x as f64 - m as f64)
+}
+
+/// Fixed-point sum of the scaled non-maximal terms of a block; stores every e_i in
+/// `scratch` when given (same length as x).
+#[inline(always)]
+fn sum_pass<F: Format>(x: &[F], p: RowParams, mut scratch: Option<&mut [f64]>) -> FixedSum {
+    let mut acc = Lanes::new();
+    let mut chunks = x.chunks_exact(LANES);
+    let mut base = 0;
+    for c in &mut chunks {
+        let mut e = [0.0f64; LANES];
+        let mut v = [0.0f64; LANES];
+        for l in 0..LANES {
+            let xf = c[l].to_f32();
+            e[l] = term(xf, p.m);
+            v[l] = if xf < p.m { e[l] * p.scale } else { 0.0 };
+        }
+        if let Some(s) = scratch.as_deref_mut() {
+            s[base..base + LANES].copy_from_slice(&e);
+        }
+        acc.add_chunk(&v);
+        base += LANES;
+    }
+    for (i, xv) in chunks.remainder().iter().enumerate() {
+        let xf = xv.to_f32();
+        let e = term(xf, p.m);
+        if let Some(s) = scratch.as_deref_mut() {
+            s[base + i] = e;
+        }
+        acc.add_one(if xf < p.m { e * p.scale } else { 0.0 });
+    }
+    acc.finish()
+}
+
+/// T = S - 1 and S as double-doubles from the count of maxima and the exact sum.
+fn totals(k: u64, sum: FixedSum, p: RowParams) -> (DD, DD) {
+    let sigma = sum.to_dd(p.scale_exp);
+    (sigma.add_f64((k - 1) as f64), sigma.add_f64(k as f64))
+}
+
+/// softmax outputs of a block: e_i / S rounded once.
+#[inline(always)]
+fn softmax_out<F: Format>(x: &[F], m: f32, s: f64, scratch: Option<&[f64]>, out: &mut [F]) {
+    match scratch {
+        Some(e) => {
+            for (o, &e) in out.iter_mut().zip(e) {
+                *o = F::round(e / s);
+            }
+        }
+        None => {
+            for (o, xv) in out.iter_mut().zip(x) {
+                *o = F::round(term(xv.to_f32(), m) / s);
+            }
+        }
+    }
+}
+
+/// log-softmax outputs of a block: (x_i - m) - L, L = log1p(T), rounded once.
+#[inline(always)]
+fn log_softmax_out<F: Format>(x: &[F], m: f32, l: DD, out: &mut [F]) {
+    let nm = -(m as f64);
+    for (o, xv) in out.iter_mut().zip(x) {
+        let xf = xv.to_f32();
+        let (dh, dl) = two_sum(xf as f64, nm);
+        let y = round_odd(DD::new(dh, dl).sub(l));
+        *o = F::round(if xf == f32::NEG_INFINITY {
+            f64::NEG_INFINITY
+        } else {
+            y
+        });
+    }
+}
+
+/// Fill a row whose maximum is not finite, or that has a NaN.
+fn special_row<F: Format>(log: bool, nan: bool, m: f32, x: &[F], k: u64, out: &mut [F]) {
+    if nan || m == f32::NEG_INFINITY {
+        out.fill(F::round(f64::NAN));
+        return;
+    }
+    // m = +inf: the k infinite entries share the mass.
+    let kd = DD::from_f64(k as f64);
+    let (on, off) = if log {
+        (
+            F::round(round_odd(DD::from_f64(0.0).sub(log_dd(kd)))),
+            F::round(f64::NEG_INFINITY),
+        )
+    } else {
+        (
+            F::round(round_odd(DD::from_f64(1.0).div(kd))),
+            F::round(0.0),
+        )
+    };
+    for (o, v) in out.iter_mut().zip(x) {
+        *o = if v.to_f32() == f32::INFINITY { on } else { off };
+    }
+}
+
+/// One short row, all passes (scratch.len() >= x.len()).
+#[inline(always)]
+fn row_generic<F: Format>(log: bool, x: &[F], out: &mut [F], scratch: &mut [f64]) {
+    if x.is_empty() {
+        return;
+    }
+    let (m, nan) = max_pass(x);
+    let (k, x2) = count_pass(x, m);
+    if nan || !m.is_finite() {
+        special_row(log, nan, m, x, k, out);
+        return;
+    }
+    let p = RowParams::new(m, x2);
+    let scratch = &mut scratch[..x.len()];
+    if log {
+        let sum = sum_pass(x, p, None);
+        let (t, _) = totals(k, sum, p);
+        log_softmax_out(x, m, log1p_dd(t), out);
+    } else {
+        let sum = sum_pass(x, p, Some(scratch));
+        let (_, s) = totals(k, sum, p);
+        softmax_out(x, m, s.hi, Some(scratch), out);
+    }
+}
+
+/// A group of whole short rows of length n.
+#[inline(always)]
+fn rows_generic<F: Format>(log: bool, n: usize, x: &[F], out: &mut [F]) {
+    let mut scratch = vec![0.0f64; n];
+    for (xr, or) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)) {
+        row_generic(log, xr, or, &mut scratch);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Vector-path copies: the same code compiled for AVX2 / AVX-512 (FMA enabled, never used:
+// Rust does not contract a * b + c), so every copy gives the same bits.
+// ---------------------------------------------------------------------------------------
+
+macro_rules! multiversion {
+    ($name:ident, $generic:ident, ($($arg:ident : $ty:ty),*) -> $ret:ty) => {
+        paste::paste! {
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,fma")]
+            fn [<$name _avx512>]<F: Format>($($arg: $ty),*) -> $ret {
+                $generic::<F>($($arg),*)
+            }
+
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2,fma")]
+            fn [<$name _avx2>]<F: Format>($($arg: $ty),*) -> $ret {
+                $generic::<F>($($arg),*)
+            }
+
+            fn $name<F: Format>(path: VectorPath, $($arg: $ty),*) -> $ret {
+                #[cfg(target_arch = "x86_64")]
+                {
+                    let best = VectorPath::detect_cached();
+                    match path {
+                        // SAFETY: the CPU has the features (checked by `detect`).
+                        VectorPath::Avx512 if best == VectorPath::Avx512 => unsafe {
+                            return [<$name _avx512>]::<F>($($arg),*);
+                        },
+                        VectorPath::Avx2 if best != VectorPath::Baseline => unsafe {
+                            return [<$name _avx2>]::<F>($($arg),*);
+                        },
+                        _ => {}
+                    }
+                }
+                let _ = path;
+                $generic::<F>($($arg),*)
+            }
+        }
+    };
+}
+
+trait DetectCached {
+    fn detect_cached() -> VectorPath;
+}
+
+impl DetectCached for VectorPath {
+    fn detect_cached() -> VectorPath {
+        static PATH: std::sync::OnceLock<VectorPath> = std::sync::OnceLock::new();
+        *PATH.get_or_init(VectorPath::detect)
+    }
+}
+
+multiversion!(rows_mv, rows_generic, (log: bool, n: usize, x: &[F], out: &mut [F]) -> ());
+multiversion!(max_mv, max_pass, (x: &[F]) -> (f32, bool));
+multiversion!(count_mv, count_pass, (x: &[F], m: f32) -> (u64, f32));
+
+#[inline(always)]
+fn sum_block<F: Format>(x: &[F], p: RowParams) -> FixedSum {
+    sum_pass(x, p, None)
+}
+multiversion!(sum_mv, sum_block, (x: &[F], p: RowParams) -> FixedSum);
+
+#[inline(always)]
+fn softmax_block<F: Format>(x: &[F], m: f32, s: f64, out: &mut [F]) {
+    softmax_out(x, m, s, None, out)
+}
+multiversion!(softmax_out_mv, softmax_block, (x: &[F], m: f32, s: f64, out: &mut [F]) -> ());
+
+#[inline(always)]
+fn log_block<F: Format>(x: &[F], m: f32, l: DD, out: &mut [F]) {
+    log_softmax_out(x, m, l, out)
+}
+multiversion!(log_out_mv, log_block, (x: &[F], m: f32, l: DD, out: &mut [F]) -> ());
+
+/// One long row, each pass split into blocks of [`BLOCK`] over rayon.
+fn long_row<F: Format>(path: VectorPath, log: bool, x: &[F], out: &mut [F]) {
+    let (m, nan) = x.par_chunks(BLOCK).map(|b| max_mv(path, b)).reduce(
+        || (f32::NEG_INFINITY, false),
+        |a, b| (if b.0 > a.0 { b.0 } else { a.0 }, a.1 | b.1),
+    );
+    let (k, x2) = x.par_chunks(BLOCK).map(|b| count_mv(path, b, m)).reduce(
+        || (0, f32::NEG_INFINITY),
+        |a, b| (a.0 + b.0, if b.1 > a.1 { b.1 } else { a.1 }),
+    );
+    if nan || !m.is_finite() {
+        special_row(log, nan, m, x, k, out);
+        return;
+    }
+    let p = RowParams::new(m, x2);
+    let sum = x
+        .par_chunks(BLOCK)
+        .map(|b| sum_mv(path, b, p))
+        .reduce(FixedSum::default, FixedSum::merge);
+    let (t, s) = totals(k, sum, p);
+    if log {
+        let l = log1p_dd(t);
+        out.par_chunks_mut(BLOCK)
+            .zip(x.par_chunks(BLOCK))
+            .for_each(|(o, b)| log_out_mv(path, b, m, l, o));
+    } else {
+        out.par_chunks_mut(BLOCK)
+            .zip(x.par_chunks(BLOCK))
+            .for_each(|(o, b)| softmax_out_mv(path, b, m, s.hi, o));
+    }
+}
+
+/// Softmax (or log-softmax) of every row of length `n` of `x` into `out`, on the given
+/// vector path. The bits depend on nothing but the row's values.
+pub(crate) fn softmax_rows_with<F: Format>(
+    path: VectorPath,
+    log: bool,
+    n: usize,
+    x: &[F],
+    out: &mut [F],
+) {
+    assert_eq!(x.len(), out.len(), "input and output differ in length");
+    if n == 0 || x.is_empty() {
+        return;
+    }
+    assert_eq!(x.len() % n, 0, "length not a multiple of the row length");
+    if n > LONG_ROW {
+        for (xr, or) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)) {
+            long_row(path, log, xr, or);
+        }
+    } else {
+        let rows_per_task = (TASK_ELEMS / n).max(1);
+        out.par_chunks_mut(rows_per_task * n)
+            .zip(x.par_chunks(rows_per_task * n))
+            .for_each(|(o, xs)| rows_mv(path, log, n, xs, o));
+    }
+}
+
+/// [`softmax_rows_with`] on the widest vector path of this CPU.
+pub(crate) fn softmax_rows<F: Format>(log: bool, n: usize, x: &[F], out: &mut [F]) {
+    softmax_rows_with(VectorPath::detect_cached(), log, n, x, out)
+}
+
+/// Softmax over rows of length `n` of a slice, on a chosen vector path (for tests and
+/// benchmarks; [`softmax_last_dim`] is the tensor op).
+pub fn softmax_slice_with<F: Format + Default>(path: VectorPath, n: usize, x: &[F]) -> Vec<F> {
+    let mut out = vec![F::default(); x.len()];
+    softmax_rows_with(path, false, n, x, &mut out);
+    out
+}
+
+/// Log-softmax over rows of length `n` of a slice, on a chosen vector path.
+pub fn log_softmax_slice_with<F: Format + Default>(path: VectorPath, n: usize, x: &[F]) -> Vec<F> {
+    let mut out = vec![F::default(); x.len()];
+    softmax_rows_with(path, true, n, x, &mut out);
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// Backward
+// ---------------------------------------------------------------------------------------
+
+/// The order-free sum of `v(i)`, i in 0..n: the exact fixed-point sum relative to the
+/// largest magnitude when every term is finite, else the IEEE sum of the non-finite terms
+/// (which does not depend on the order either).
+fn exact_row_sum(n: usize, v: impl Fn(usize) -> f64) -> f64 {
+    let mut amax = 0.0f64;
+    let mut pinf = false;
+    let mut ninf = false;
+    let mut nan = false;
+    for i in 0..n {
+        let t = v(i);
+        let a = t.abs();
+        amax = if a > amax { a } else { amax };
+        nan |= t.is_nan();
+        pinf |= t == f64::INFINITY;
+        ninf |= t == f64::NEG_INFINITY;
+    }
+    if nan || (pinf && ninf) {
+        return f64::NAN;
+    }
+    if pinf {
+        return f64::INFINITY;
+    }
+    if ninf {
+        return f64::NEG_INFINITY;
+    }
+    if amax == 0.0 {
+        return 0.0;
+    }
+    let e = exponent_floor(amax) + 1;
+    let sum = crate::math::exact_sum::sum_scaled(n, pow2(-e), &v);
+    sum.to_dd(e).hi
+}
+
+/// Backward of one row: y the forward output, g the gradient of the output.
+fn bwd_row<F: Format>(log: bool, y: &[F], g: &[F], out: &mut [F]) {
+    let n = y.len();
+    if log {
+        let gsum = exact_row_sum(n, |i| g[i].to_f32() as f64);
+        for i in 0..n {
+            let p = exp_fast_f64(y[i].to_f32() as f64);
+            out[i] = F::round(g[i].to_f32() as f64 - p * gsum);
+        }
+    } else {
+        let s = exact_row_sum(n, |i| g[i].to_f32() as f64 * y[i].to_f32() as f64);
+        for i in 0..n {
+            out[i] = F::round((g[i].to_f32() as f64 - s) * y[i].to_f32() as f64);
+        }
+    }
+}
+
+fn bwd_rows<F: Format + Default>(log: bool, n: usize, y: &[F], g: &[F]) -> Vec<F> {
+    let mut out = vec![F::default(); y.len()];
+    if n == 0 || y.is_empty() {
+        return out;
+    }
+    let rows_per_task = (TASK_ELEMS / n).max(1);
+    out.par_chunks_mut(rows_per_task * n)
+        .zip(y.par_chunks(rows_per_task * n))
+        .zip(g.par_chunks(rows_per_task * n))
+        .for_each(|((o, y), g)| {
+            for ((o, y), g) in o
+                .chunks_exact_mut(n)
+                .zip(y.chunks_exact(n))
+                .zip(g.chunks_exact(n))
+            {
+                bwd_row(log, y, g, o);
+            }
+        });
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// candle ops
+// ---------------------------------------------------------------------------------------
+
+fn last_dim(layout: &Layout) -> usize {
+    layout.dims().last().copied().unwrap_or(1)
+}
+
+/// The CPU forward pass (also the fallback of CUDA paths without a kernel).
+pub(crate) fn cpu_forward(
+    log: bool,
+    storage: &CpuStorage,
+    layout: &Layout,
+) -> Result<(CpuStorage, Shape)> {
+    fn run<F: Format + Default>(log: bool, v: &[F], layout: &Layout) -> Vec<F> {
+        let x = logical_elements(v, layout);
+        let mut out = vec![F::default(); x.len()];
+        softmax_rows(log, last_dim(layout), &x, &mut out);
+        out
+    }
+    let name = if log { "log_softmax" } else { "softmax" };
+    let out = match storage {
+        CpuStorage::F32(v) => CpuStorage::F32(run(log, v, layout)),
+        CpuStorage::BF16(v) => CpuStorage::BF16(run(log, v, layout)),
+        CpuStorage::F16(v) => CpuStorage::F16(run(log, v, layout)),
+        other => return Err(Error::UnsupportedDTypeForOp(other.dtype(), name)),
+    };
+    Ok((out, layout.shape().clone()))
+}
+
+struct Softmax {
+    log: bool,
+}
+
+impl CustomOp1 for Softmax {
+    fn name(&self) -> &'static str {
+        if self.log {
+            "repro-log-softmax-last-dim"
+        } else {
+            "repro-softmax-last-dim"
+        }
+    }
+
+    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
+        cpu_forward(self.log, storage, layout)
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        storage: &candle_core::CudaStorage,
+        layout: &Layout,
+    ) -> Result<(candle_core::CudaStorage, Shape)> {
+        crate::cuda::softmax::softmax_fwd(self.log, storage, layout)
+    }
+
+    fn bwd(&self, _arg: &Tensor, res: &Tensor, grad_res: &Tensor) -> Result<Option<Tensor>> {
+        let op = SoftmaxBwd { log: self.log };
+        let device = res.device().clone();
+        let grad = if device.is_cpu() {
+            res.apply_op2_no_bwd(grad_res, &op)?
+        } else {
+            // No device kernel for the backward pass yet: the CPU computes the same bits.
+            let r = res.to_device(&Device::Cpu)?;
+            let g = grad_res.to_device(&Device::Cpu)?;
+            r.apply_op2_no_bwd(&g, &op)?.to_device(&device)?
+        };
+        Ok(Some(grad))
+    }
+}
+
+struct SoftmaxBwd {
+    log: bool,
+}
+
+impl CustomOp2 for SoftmaxBwd {
+    fn name(&self) -> &'static str {
+        if self.log {
+            "repro-log-softmax-last-dim-bwd"
+        } else {
+            "repro-softmax-last-dim-bwd"
+        }
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+    ) -> Result<(CpuStorage, Shape)> {
+        if l1.dims() != l2.dims() {
+            candle_core::bail!(
+                "{}: output and gradient shapes differ ({:?} vs {:?})",
+                self.name(),
+                l1.dims(),
+                l2.dims()
+            )
+        }
+        fn run<F: Format + Default>(
+            log: bool,
+            y: &[F],
+            l1: &Layout,
+            g: &[F],
+            l2: &Layout,
+        ) -> Vec<F> {
+            let y = logical_elements(y, l1);
+            let g = logical_elements(g, l2);
+            bwd_rows(log, last_dim(l1), &y, &g)
+        }
+        let log = self.log;
+        let out = match (s1, s2) {
+            (CpuStorage::F32(y), CpuStorage::F32(g)) => CpuStorage::F32(run(log, y, l1, g, l2)),
+            (CpuStorage::BF16(y), CpuStorage::BF16(g)) => CpuStorage::BF16(run(log, y, l1, g, l2)),
+            (CpuStorage::F16(y), CpuStorage::F16(g)) => CpuStorage::F16(run(log, y, l1, g, l2)),
+            (a, b) => {
+                return Err(Error::DTypeMismatchBinaryOp {
+                    lhs: a.dtype(),
+                    rhs: b.dtype(),
+                    op: "softmax-bwd",
+                }
+                .bt());
+            }
+        };
+        Ok((out, l1.shape().clone()))
+    }
+}
+
+/// Softmax over the last dimension (any rank; f32, f16, bf16, the same dtype out), with
+/// the same bits for a row whatever the batch, the thread count, the block split or the
+/// device; differentiable (order-independent backward). See the module documentation for
+/// the algorithm, its error bound and the special rows.
+pub fn softmax_last_dim(x: &Tensor) -> Result<Tensor> {
+    check_dtype(x, "softmax_last_dim")?;
+    x.apply_op1(Softmax { log: false })
+}
+
+/// Log-softmax over the last dimension, like [`softmax_last_dim`].
+pub fn log_softmax_last_dim(x: &Tensor) -> Result<Tensor> {
+    check_dtype(x, "log_softmax_last_dim")?;
+    x.apply_op1(Softmax { log: true })
+}
+
+fn check_dtype(x: &Tensor, name: &'static str) -> Result<()> {
+    match x.dtype() {
+        DType::F32 | DType::F16 | DType::BF16 => Ok(()),
+        d => Err(Error::UnsupportedDTypeForOp(d, name)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exp_fast_is_exact_where_softmax_relies_on_it() {
+        assert_eq!(exp_fast_f64(0.0), 1.0);
+        assert_eq!(exp_fast_f64(-0.0), 1.0);
+        assert_eq!(exp_fast_f64(f64::NEG_INFINITY), 0.0);
+    }
+
+    #[test]
+    fn special_rows() {
+        let p = VectorPath::Baseline;
+        let y = softmax_slice_with::<f32>(p, 3, &[f32::INFINITY, 1.0, f32::INFINITY]);
+        assert_eq!(y, vec![0.5, 0.0, 0.5]);
+        let y = log_softmax_slice_with::<f32>(p, 3, &[f32::INFINITY, 1.0, f32::INFINITY]);
+        assert_eq!(
+            y,
+            vec![
+                -std::f32::consts::LN_2,
+                f32::NEG_INFINITY,
+                -std::f32::consts::LN_2
+            ]
+        );
+        let y = softmax_slice_with::<f32>(p, 2, &[f32::NEG_INFINITY; 2]);
+        assert!(y.iter().all(|v| v.to_bits() == 0x7FC0_0000));
+        let y = softmax_slice_with::<f32>(p, 3, &[1.0, f32::NAN, 2.0]);
+        assert!(y.iter().all(|v| v.to_bits() == 0x7FC0_0000));
+        assert_eq!(softmax_slice_with::<f32>(p, 1, &[3.0]), vec![1.0]);
+        let l = log_softmax_slice_with::<f32>(p, 1, &[3.0]);
+        assert_eq!(l[0].to_bits(), 0);
+        let y = softmax_slice_with::<f32>(p, 3, &[f32::NEG_INFINITY, 0.0, 0.0]);
+        assert_eq!(y, vec![0.0, 0.5, 0.5]);
+        let l = log_softmax_slice_with::<f32>(p, 2, &[0.0, -100.0]);
+        // -log1p(e^-100) = -3.720075976020836e-44 (a subnormal f32).
+        assert_eq!(l[0], -3.720076e-44f32);
+        assert_eq!(l[1], -100.0);
+    }
+}
