@@ -137,6 +137,10 @@ print(
 print()
 print("/// Bit pattern subtracted from an f64 to split it into 2^k and z (see the header).")
 print(f"const OFF: u64 = 0x{OFF:016X};")
+OFF_F32 = struct.unpack("<I", struct.pack("<f", bits_f64(OFF)))[0]
+assert bits_f64(OFF) == struct.unpack("<f", struct.pack("<I", OFF_F32))[0]
+print(f"/// OFF ({bits_f64(OFF)!r}) as an f32 bit pattern, for the f32 reduction of `Log::fast`.")
+print(f"const OFF_F32: u32 = 0x{OFF_F32:08X};")
 print()
 print(f"/// ln 2 rounded to 42 bits, so that k * LN2_HI is exact for |k| < 2^11.")
 print(f"const LN2_HI: f64 = {lit(LN2_HI)}; // {comment(LN2_HI)}")

@@ -174,15 +174,22 @@ impl CrUnary for Log {
 
     #[inline(always)]
     fn in_fast_domain(x: f32) -> bool {
-        x > 0.0 && x < f32::INFINITY
+        // Subnormals (rare) take the accurate path: the fast reduction reads f32 exponents.
+        x >= f32::MIN_POSITIVE && x < f32::INFINITY
     }
 
     #[inline(always)]
     fn fast(x: f32) -> f64 {
-        let (k, i, z) = reduce(x as f64);
+        // The reduction of `reduce` done on the f32 bits (half-width integer lanes); valid
+        // for normal x, which is why subnormals are outside the fast domain.
+        let bits = x.to_bits();
+        let tmp = bits.wrapping_sub(OFF_F32);
+        let k = (tmp as i32) >> 23;
+        let i = ((tmp >> 16) & 127) as usize;
+        let z = f32::from_bits(bits.wrapping_sub((k as u32) << 23)) as f64;
         // z has 24 bits and c 20: the product and r are exact.
         let r = z * INVC[i] - 1.0;
-        assemble_fast(k, i, poly_fast(r))
+        assemble_fast(k as i64, i, poly_fast(r))
     }
 
     fn accurate(x: f32) -> f64 {
@@ -236,6 +243,8 @@ impl CrUnary for Log1p {
 
 /// Bit pattern subtracted from an f64 to split it into 2^k and z (see the header).
 const OFF: u64 = 0x3FE5F00000000000;
+/// OFF (0.685546875) as an f32 bit pattern, for the f32 reduction of `Log::fast`.
+const OFF_F32: u32 = 0x3F2F8000;
 
 /// ln 2 rounded to 42 bits, so that k * LN2_HI is exact for |k| < 2^11.
 const LN2_HI: f64 = f64::from_bits(0x3FE62E42FEFA3800); // 0.6931471805598903
