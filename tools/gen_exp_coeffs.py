@@ -104,6 +104,37 @@ print("// Q_EXPM1: relative error of the rounded coefficients vs e^r - 1: %s = 2
 for i, v in enumerate(q):
     const("Q_EXPM1_%d" % (i + 2), v)
 
+# --- f32 fast paths: polynomials in w = z - k, z = fl(x*INV_LN2_128), |w| <= 1/2 -------
+inv_err = abs(mpf(inv) - 128 / ln2) / (128 / ln2)
+print("// |INV_LN2_128 - 128/ln2| relative: 2^%s" % mp.nstr(mp.log(inv_err, 2), 6))
+W = mpf(1) / 2
+wgrid = [-W + 2 * W * i / 4000 for i in range(4001)]
+pw, _ = mp.chebyfit(lambda w: mp.exp(c * w), [-W, W], 5, error=True)
+pw = [f64(v) for v in pw][::-1]
+assert pw[0] == 1.0  # e^(cw) = 1 + q, q = w (PW1 + ...)
+err = max(abs(mp.polyval([mpf(v) for v in pw[::-1]], w) - mp.exp(c * w)) / mp.exp(c * w)
+          for w in wgrid)
+print("// P_EXP_W: relative error vs e^(c w), |w| <= 1/2: %s = 2^%s" %
+      (mp.nstr(err, 5), mp.nstr(mp.log(err, 2), 5)))
+for i, v in enumerate(pw[1:]):
+    const("P_EXP_W%d" % (i + 1), v)
+
+
+def hfun(w):
+    if w == 0:
+        return c
+    return mp.expm1(c * w) / w
+
+
+hw, _ = mp.chebyfit(hfun, [-W, W], 5, error=True)
+hw = [f64(v) for v in hw][::-1]
+err = max(abs(w * mp.polyval([mpf(v) for v in hw[::-1]], w) - mp.expm1(c * w)) /
+          abs(mp.expm1(c * w)) for w in wgrid if w != 0)
+print("// H_EXPM1_W: w H(w) vs e^(c w) - 1, relative, |w| <= 1/2: %s = 2^%s" %
+      (mp.nstr(err, 5), mp.nstr(mp.log(err, 2), 5)))
+for i, v in enumerate(hw):
+    const("H_EXPM1_W%d" % i, v)
+
 # --- tables ----------------------------------------------------------------------------
 print("/// 2^(j/128) for j = 0..127 as (hi, lo) bit patterns: hi = nearest double, lo = nearest")
 print("/// double of the rest.")

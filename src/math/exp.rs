@@ -10,8 +10,26 @@
 //! x - k*LN2_128_1 is exact: for k != 0 both operands are multiples of 2^-61 and the
 //! difference is below 2^-8. So |r| <= R = (1/2 + 2^-36) c + 2^-60 = 2^-8.529.
 //!
-//! # Fast path (f64, branch-free)
+//! # Fast paths (f64, branch-free)
 //! Table T_j = 2^(j/128), j = 0..127, hi and lo doubles (EXP2_TABLE), 2 KiB.
+//!
+//! The f32 functions (`Exp::fast`, `Expm1::fast`, fast domain |x| <= 128, x != 0 for
+//! expm1) use a cheaper reduction: z = fl(x 128/ln2), k = round(z), w = z - k exactly
+//! (|w| <= 1/2), e^x ~ 2^n T_j e^(c w). z is within 2^-52 |z| of x 128/ln2 (INV_LN2_128
+//! is 2^-55.98 relative off, the product rounds once), so the effective argument is x
+//! (1 + d), |d| <= 2^-52; that moves e^x by at most |x| 2^-52 <= 2^-45 relative, and
+//! e^x - 1 by at most 2^-52 max(1, x e^x/(e^x - 1)) <= 2^-45 (relative to x for tiny x).
+//! * exp: 2^n (t + t q), q = w (P_EXP_W1 + ... + P_EXP_W4 w^3), 1 + q within 2^-53.54 of
+//!   e^(cw); with the table (u), t + t q (u) and the small terms: < 2^-45 + 2.8u.
+//! * expm1: (2^n t_hi - 1) + 2^n (t_lo + t_hi q), q = w H(w), H of degree 4, relative
+//!   error 2^-54.27 against e^(cw) - 1; the analysis of `expm1_fast_f64` below gives
+//!   at most about 5.5u more, plus the 2^-45.
+//! Both stay below 2^-44 (`F32_FAST_REL_ERR`); results there are normal doubles, so the
+//! scaling by 2^n is one exact multiplication. Fallbacks to the accurate path: about one
+//! f32 input in 2^19.
+//!
+//! The f64 cores exported to other families (`exp_fast_f64`, `expm1_fast_f64`) reduce
+//! with the full-precision r (any f64 argument):
 //! * e^x: 2^n * (t + t*q), t = T_j rounded, 1 + q = P_EXP(r), a degree-4 polynomial
 //!   (Horner) for e^r on [-R, R] with relative error 2^-53.54 (Chebyshev interpolation,
 //!   measured on a 4001-point grid by the script). r is computed as
@@ -47,7 +65,8 @@
 //!
 //! # Exceptional inputs
 //! exp: NaN -> NaN, +inf -> +inf, -inf -> +0, x > 709 -> +inf (overflows every format),
-//! x < -110 -> 2^-1074 (e^x < 2^-158: rounds to +0 in every format, like e^x), exp(0) = 1
+//! x < -110 -> 2^-1074 (e^x < 2^-158; not e^x rounded to odd, but it rounds to +0 in
+//! every output format exactly as e^x does), exp(0) = 1
 //! exactly. expm1: NaN -> NaN, +inf -> +inf, -inf -> -1, +-0 -> +-0 (excluded from the fast
 //! domain, whose q would lose the sign of -0), x > 709 -> +inf, x < -110 -> -(1 - 2^-53),
 //! the round-to-odd value of -1 + e^x. Fast domains: |x| <= 128 (and x != 0 for expm1):
@@ -84,6 +103,8 @@ const TINY: f64 = f64::from_bits(1);
 /// -(1 - 2^-53) (0xBFEFFFFFFFFFFFFF): the odd double just above -1.
 const MINUS_ONE_PLUS: f64 = f64::from_bits(0xBFEF_FFFF_FFFF_FFFF);
 
+/// Relative error of `Exp::fast` and `Expm1::fast` for |x| <= 128 (module header): 2^-44.
+const F32_FAST_REL_ERR: f64 = f64::from_bits(0x3D30_0000_0000_0000);
 /// Relative error of [`exp_fast_f64`] on its domain (see the module header): 2^-51.
 pub(crate) const EXP_FAST_F64_REL_ERR: f64 = f64::from_bits(0x3CC0_0000_0000_0000);
 /// Relative error of [`expm1_fast_f64`] on its domain (see the module header): 2^-50.
@@ -99,6 +120,20 @@ fn reduce(x: f64) -> (usize, u64, f64) {
     let b = t.to_bits();
     let r = (x - kf * LN2_128_1) - kf * LN2_128_2F;
     ((b & 127) as usize, b >> 7, r)
+}
+
+/// The f32 fast paths' reduction: z = fl(x 128/ln2), k = round(z), w = z - k (exact), and
+/// e^x ~ 2^(k/128) e^(c w). z's relative error is below 2^-52 (INV_LN2_128 is within
+/// 2^-55.9 of 128/ln2, plus the product's rounding), so the argument c w + k c differs
+/// from x by at most 2^-52 |x| (<= 2^-45 / c in units of w for |x| <= 128). Returns
+/// (j, m, w) as `reduce` does. Total: garbage but no panic outside |x| <= 128.
+#[inline(always)]
+fn reduce_f32(x: f32) -> (usize, u64, f64) {
+    let z = (x as f64) * INV_LN2_128;
+    let t = z + SHIFT;
+    let w = z - (t - SHIFT);
+    let b = t.to_bits();
+    ((b & 127) as usize, b >> 7, w)
 }
 
 /// 2^n from m = n + M0 (M0 = 0 mod 2^12): valid for -1022 <= n <= 1023.
@@ -270,7 +305,7 @@ pub(crate) fn expm1_dd(x: DD) -> DD {
 pub(crate) struct Exp;
 
 impl CrUnary for Exp {
-    const FAST_REL_ERR: f64 = EXP_FAST_F64_REL_ERR;
+    const FAST_REL_ERR: f64 = F32_FAST_REL_ERR;
 
     #[inline(always)]
     fn in_fast_domain(x: f32) -> bool {
@@ -281,9 +316,11 @@ impl CrUnary for Exp {
     fn fast(x: f32) -> f64 {
         // |x| <= 128 on the domain: 2^n is a normal double, one exact scaling. Outside it
         // the value is garbage but nothing panics (masked index, wrapping shifts).
-        let (j, m, r) = reduce(x as f64);
+        // The reduction of `reduce_f32`: cheaper than `reduce`, for |x| <= 128.
+        let (j, m, w) = reduce_f32(x);
         let t = f64::from_bits(EXP2_TABLE[j].0);
-        (t + t * exp_q(r)) * pow2_m(m)
+        let q = w * (P_EXP_W1 + w * (P_EXP_W2 + w * (P_EXP_W3 + w * P_EXP_W4)));
+        (t + t * q) * pow2_m(m)
     }
 
     fn accurate(x: f32) -> f64 {
@@ -305,7 +342,7 @@ impl CrUnary for Exp {
 pub(crate) struct Expm1;
 
 impl CrUnary for Expm1 {
-    const FAST_REL_ERR: f64 = EXPM1_FAST_F64_REL_ERR;
+    const FAST_REL_ERR: f64 = F32_FAST_REL_ERR;
 
     #[inline(always)]
     fn in_fast_domain(x: f32) -> bool {
@@ -315,11 +352,14 @@ impl CrUnary for Expm1 {
 
     #[inline(always)]
     fn fast(x: f32) -> f64 {
-        let (j, m, r) = reduce(x as f64);
+        let (j, m, w) = reduce_f32(x);
         let (th, tl) = EXP2_TABLE[j];
         let (th, tl) = (f64::from_bits(th), f64::from_bits(tl));
         let s = pow2_m(m);
-        let h = tl + th * expm1_q(r);
+        let q = w
+            * (H_EXPM1_W0
+                + w * (H_EXPM1_W1 + w * (H_EXPM1_W2 + w * (H_EXPM1_W3 + w * H_EXPM1_W4))));
+        let h = tl + th * q;
         (th * s - 1.0) + h * s
     }
 
@@ -374,6 +414,27 @@ const Q_EXPM1_3: f64 = f64::from_bits(0x3FC5_5555_5555_5525);
 const Q_EXPM1_4: f64 = f64::from_bits(0x3FA5_5555_ACCC_11B8);
 /// 0.0083333347879229850708
 const Q_EXPM1_5: f64 = f64::from_bits(0x3F81_1111_430B_C5C6);
+// |INV_LN2_128 - 128/ln2| relative: 2^-55.9761
+// P_EXP_W: relative error vs e^(c w), |w| <= 1/2: 7.6129e-17 = 2^-53.544
+/// 0.0054152123481238144745
+const P_EXP_W1: f64 = f64::from_bits(0x3F76_2E42_FEFA_3685);
+/// 0.000014662262387639740514
+const P_EXP_W2: f64 = f64::from_bits(0x3EEE_BFBD_FF82_C3FB);
+/// 2.646643357113357654e-8
+const P_EXP_W3: f64 = f64::from_bits(0x3E5C_6B09_B179_A24B);
+/// 3.5830333998870574889e-11
+const P_EXP_W4: f64 = f64::from_bits(0x3DC3_B2AB_D4AD_2543);
+// H_EXPM1_W: w H(w) vs e^(c w) - 1, relative, |w| <= 1/2: 4.6153e-17 = 2^-54.266
+/// 0.0054152123481245725486
+const H_EXPM1_W0: f64 = f64::from_bits(0x3F76_2E42_FEFA_39EF);
+/// 0.000014662262387639740514
+const H_EXPM1_W1: f64 = f64::from_bits(0x3EEE_BFBD_FF82_C3FB);
+/// 2.6466421444330440948e-8
+const H_EXPM1_W2: f64 = f64::from_bits(0x3E5C_6B08_D704_A020);
+/// 3.5830333998870574889e-11
+const H_EXPM1_W3: f64 = f64::from_bits(0x3DC3_B2AB_D4AD_2543);
+/// 3.8805770034834386013e-14
+const H_EXPM1_W4: f64 = f64::from_bits(0x3D25_D880_3782_4728);
 /// 2^(j/128) for j = 0..127 as (hi, lo) bit patterns: hi = nearest double, lo = nearest
 /// double of the rest.
 static EXP2_TABLE: [(u64, u64); 128] = [
