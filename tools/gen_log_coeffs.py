@@ -93,6 +93,26 @@ for i in range(N):
     neg_logc.append(dd(-mpmath.log(c)))
     rmax = max(rmax, abs(zlo * c - 1), abs(zhi * c - 1))
 
+# Ratios used by the error analysis (header of log.rs), for k = 0 (z in [OFF, 2 OFF)) and
+# c != 1: |ln c| / |ln z| and |r| / |ln z| at the interval ends (the worst points, as ln z
+# is monotonic and the ends are nearest to 1 or farthest from the centre).
+ratio_c = mpf(0)
+ratio_r = mpf(0)
+for i in range(N):
+    if i == 80:
+        continue
+    lo_bits = OFF + i * (1 << 45)
+    for zb in (lo_bits, lo_bits + (1 << 45) - 1):
+        z = mpf(bits_f64(zb))
+        c = mpf(invc[i])
+        y = abs(mpmath.log(z))
+        ratio_c = max(ratio_c, abs(mpmath.log(c)) / y)
+        ratio_r = max(ratio_r, abs(z * c - 1) / y)
+# For k != 0 the smallest |ln x| is at k = 1, z = OFF.
+ymin_k = mpmath.log(2 * mpf(bits_f64(OFF)))
+ratio_k = mpmath.log(2) / ymin_k
+ratio_ck = max(abs(mpmath.log(mpf(c))) for c in invc) / ymin_k
+
 # Fast polynomial: (log1p(r) - r) / r^2 on [-R, R].
 R = rmax
 assert R < mpf(2) ** -7.99
@@ -133,6 +153,11 @@ print(f"// max |r| over the 128 intervals: 2^{float(mpmath.log(R, 2)):.4f} = {fl
 print(
     f"// fast polynomial relative error on |r| <= RMAX (exact arithmetic): "
     f"2^{float(mpmath.log(worst, 2)):.2f}"
+)
+print(
+    f"// k = 0, c != 1: max |ln c|/|y| = {float(ratio_c):.4f}, max |r|/|y| = {float(ratio_r):.4f}; "
+    f"k != 0: |y| >= {float(ymin_k):.4f}, |k ln2|/|y| <= {float(ratio_k):.4f}, "
+    f"|ln c|/|y| <= {float(ratio_ck):.4f}"
 )
 print()
 print("/// Bit pattern subtracted from an f64 to split it into 2^k and z (see the header).")
