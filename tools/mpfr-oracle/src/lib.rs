@@ -284,6 +284,9 @@ fn special(f: Func, x: f64) -> Option<f64> {
     if x.is_nan() {
         return Some(f64::NAN);
     }
+    if f == Func::Silu && x == 0.0 {
+        return Some(x); // silu(±0) = ±0 / 2 keeps the sign of zero
+    }
     if x.is_infinite() {
         let pos = x > 0.0;
         return Some(match f {
