@@ -9,12 +9,21 @@
 //! signs, subnormals, infinities and NaNs) plus the special values and each function's hard
 //! cases. No nvcc or GPU is needed.
 //!
+//! Besides the rounded outputs, the parts of each function are compared directly (a fast
+//! path that differs in its last bits would still round the same almost always, so only
+//! this shows that the mirror is operation for operation): the error bound, the fast-domain
+//! test and the f64 bits of `fast(x)` on the same inputs, and the f64 bits of
+//! `accurate(x)` on every input whose output is 16-bit plus a sparser f32 sample (stride
+//! 4099, about 10^6 inputs) and the special and hard cases. The Rust side of the parts is
+//! `src/math` itself, compiled into the `kernel-hostcheck` crate too (`#[path]`) so that
+//! its `pub(crate)` trait is reachable.
+//!
 //! `REPRO_CROSSCHECK_F32_STRIDE=<n>` changes the stride (1 = all 2^32 inputs) and
 //! `REPRO_CROSSCHECK_F32_OFFSET=<k>` starts the sample at pattern k, to cover other residues.
 
 use candle_repro::math;
 use half::{bf16, f16};
-use kernel_hostcheck::DeviceFn;
+use kernel_hostcheck::{DeviceFn, RustParts};
 use mpfr_oracle::Func;
 use rayon::prelude::*;
 
@@ -168,6 +177,86 @@ fn check_f32(func: Func) {
     report(func, &kind, count as usize + extra.len(), &diffs);
 }
 
+fn rust_parts(func: Func) -> RustParts {
+    kernel_hostcheck::rust_parts(func.name()).expect("every function has Rust parts")
+}
+
+/// f64 bits for comparison: every NaN counts as one value (the final rounding makes any NaN
+/// the canonical NaN, and NaN payloads legitimately differ between CPUs and GPUs).
+fn f64_key(bits: u64) -> u64 {
+    if f64::from_bits(bits).is_nan() {
+        0x7FF8_0000_0000_0000
+    } else {
+        bits
+    }
+}
+
+/// The f32 inputs of the parts check: every bf16 and f16 value, the strided f32 sample,
+/// the specials and hard cases.
+fn parts_inputs(func: Func, stride: u64) -> Vec<u32> {
+    let mut v: Vec<u32> = (0..=u16::MAX).map(|b| (b as u32) << 16).collect();
+    v.extend((0..=u16::MAX).map(|b| f16::from_bits(b).to_f32().to_bits()));
+    v.extend((0..(1u64 << 32)).step_by(stride as usize).map(|b| b as u32));
+    v.extend_from_slice(SPECIALS);
+    v.extend(candle_repro_hard_cases(func).iter().map(|x| x.to_bits()));
+    v
+}
+
+fn check_parts(func: Func) {
+    let (r, d) = (rust_parts(func), device_fn(func));
+    assert_eq!(
+        r.fast_rel_err.to_bits(),
+        (d.fast_rel_err)(),
+        "{}: FAST_REL_ERR differs",
+        func.name()
+    );
+    let stride = env_u64("REPRO_CROSSCHECK_F32_STRIDE", 41).max(1);
+    let inputs = parts_inputs(func, stride);
+    let fast_diffs: Diffs = inputs
+        .par_chunks(1 << 16)
+        .flat_map_iter(|xs| {
+            let mut dom = vec![false; xs.len()];
+            let mut fast = vec![0u64; xs.len()];
+            (d.fast_batch)(xs, &mut dom, &mut fast);
+            xs.iter()
+                .zip(dom.into_iter().zip(fast))
+                .filter_map(|(&x, (d_dom, d_fast))| {
+                    let xf = f32::from_bits(x);
+                    let r_dom = (r.in_fast_domain)(xf);
+                    if r_dom != d_dom {
+                        return Some((x, r_dom as u32, d_dom as u32));
+                    }
+                    let r_fast = (r.fast)(xf).to_bits();
+                    (r_dom && r_fast != d_fast)
+                        .then_some((x, (r_fast >> 32) as u32, (d_fast >> 32) as u32))
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    report(
+        func,
+        "fast path: in_fast_domain and fast() f64 bits (bf16, f16, strided f32)",
+        inputs.len(),
+        &fast_diffs,
+    );
+    let acc_stride = env_u64("REPRO_CROSSCHECK_ACCURATE_STRIDE", 4099).max(1);
+    let inputs = parts_inputs(func, acc_stride);
+    let acc_diffs: Diffs = inputs
+        .par_iter()
+        .filter_map(|&x| {
+            let rb = f64_key((r.accurate)(f32::from_bits(x)).to_bits());
+            let db = f64_key((d.accurate)(x));
+            (rb != db).then_some((x, (rb >> 32) as u32, (db >> 32) as u32))
+        })
+        .collect();
+    report(
+        func,
+        &format!("accurate() f64 bits (bf16, f16, f32 stride {acc_stride})"),
+        inputs.len(),
+        &acc_diffs,
+    );
+}
+
 macro_rules! crosscheck {
     ($($name:ident => $func:expr),* $(,)?) => {
         mod bf16_f16_all {
@@ -177,6 +266,10 @@ macro_rules! crosscheck {
         mod f32_strided {
             use super::*;
             $( #[test] fn $name() { check_f32($func) } )*
+        }
+        mod parts {
+            use super::*;
+            $( #[test] fn $name() { check_parts($func) } )*
         }
     };
 }

@@ -3,6 +3,51 @@
 //! support for `tests/cuda_host_crosscheck.rs`: the same source text that nvcc compiles for
 //! the GPU, compared bit for bit with the Rust math of `candle-repro`.
 
+/// candle-repro's `src/math`, compiled into this crate too: its `CrUnary` trait is
+/// `pub(crate)` there, and the cross-check compares the parts of each function (fast path,
+/// domain, accurate path), not only the rounded outputs. Same source, same profile.
+#[allow(dead_code, unused_imports, unreachable_pub, clippy::all)]
+#[path = "../../../src/math/mod.rs"]
+mod math;
+
+use math::unary::CrUnary;
+
+/// The members of one Rust `CrUnary` implementation.
+#[derive(Clone, Copy)]
+pub struct RustParts {
+    pub fast_rel_err: f64,
+    pub in_fast_domain: fn(f32) -> bool,
+    pub fast: fn(f32) -> f64,
+    pub accurate: fn(f32) -> f64,
+}
+
+fn parts_of<U: CrUnary>() -> RustParts {
+    RustParts {
+        fast_rel_err: U::FAST_REL_ERR,
+        in_fast_domain: U::in_fast_domain,
+        fast: U::fast,
+        accurate: U::accurate,
+    }
+}
+
+/// The Rust parts of the function named `name` (`exp`, `log`, ...).
+pub fn rust_parts(name: &str) -> Option<RustParts> {
+    use math::{exp, log, sigmoid, softplus, tanh, trig};
+    Some(match name {
+        "exp" => parts_of::<exp::Exp>(),
+        "expm1" => parts_of::<exp::Expm1>(),
+        "log" => parts_of::<log::Log>(),
+        "log1p" => parts_of::<log::Log1p>(),
+        "sin" => parts_of::<trig::Sin>(),
+        "cos" => parts_of::<trig::Cos>(),
+        "tanh" => parts_of::<tanh::Tanh>(),
+        "sigmoid" => parts_of::<sigmoid::Sigmoid>(),
+        "silu" => parts_of::<sigmoid::Silu>(),
+        "softplus" => parts_of::<softplus::Softplus>(),
+        _ => return None,
+    })
+}
+
 /// One function of the device math, as entry points on bit patterns.
 #[derive(Clone, Copy)]
 pub struct DeviceFn {
@@ -16,16 +61,26 @@ pub struct DeviceFn {
     pub f16: fn(u16) -> u16,
     /// The f32 function over a slice (one foreign call for many inputs).
     pub f32_batch: fn(&[u32], &mut [u32]),
+    /// Bits of `fast_rel_err()` (the Rust `CrUnary::FAST_REL_ERR`).
+    pub fast_rel_err: fn() -> u64,
+    /// For each f32 (bits): `in_fast_domain(x)` and the bits of `fast(x)`.
+    pub fast_batch: fn(&[u32], &mut [bool], &mut [u64]),
+    /// Bits of `accurate(x)` (f32 bits in).
+    pub accurate: fn(u32) -> u64,
 }
 
 macro_rules! device_fns {
-    ($($name:literal => $f32:ident, $bf16:ident, $f16:ident, $batch:ident;)*) => {
+    ($($name:literal => $f32:ident, $bf16:ident, $f16:ident, $batch:ident,
+       $err:ident, $fast:ident, $acc:ident;)*) => {
         unsafe extern "C" {
             $(
                 fn $f32(x: u32) -> u32;
                 fn $bf16(x: u16) -> u16;
                 fn $f16(x: u16) -> u16;
                 fn $batch(x: *const u32, out: *mut u32, n: usize);
+                fn $err() -> u64;
+                fn $fast(x: *const u32, in_domain: *mut u8, fast: *mut u64, n: usize);
+                fn $acc(x: u32) -> u64;
             )*
         }
 
@@ -42,22 +97,43 @@ macro_rules! device_fns {
                     // SAFETY: both slices hold x.len() elements.
                     unsafe { $batch(x.as_ptr(), out.as_mut_ptr(), x.len()) }
                 },
+                fast_rel_err: || unsafe { $err() },
+                fast_batch: |x, dom, fast| {
+                    assert!(x.len() == dom.len() && x.len() == fast.len());
+                    let mut d = vec![0u8; x.len()];
+                    // SAFETY: all three buffers hold x.len() elements.
+                    unsafe { $fast(x.as_ptr(), d.as_mut_ptr(), fast.as_mut_ptr(), x.len()) }
+                    for (o, v) in dom.iter_mut().zip(d) {
+                        *o = v != 0;
+                    }
+                },
+                accurate: |x| unsafe { $acc(x) },
             },
         )*];
     };
 }
 
 device_fns! {
-    "exp" => rm_exp_f32, rm_exp_bf16, rm_exp_f16, rm_exp_f32_batch;
-    "expm1" => rm_expm1_f32, rm_expm1_bf16, rm_expm1_f16, rm_expm1_f32_batch;
-    "log" => rm_log_f32, rm_log_bf16, rm_log_f16, rm_log_f32_batch;
-    "log1p" => rm_log1p_f32, rm_log1p_bf16, rm_log1p_f16, rm_log1p_f32_batch;
-    "sin" => rm_sin_f32, rm_sin_bf16, rm_sin_f16, rm_sin_f32_batch;
-    "cos" => rm_cos_f32, rm_cos_bf16, rm_cos_f16, rm_cos_f32_batch;
-    "tanh" => rm_tanh_f32, rm_tanh_bf16, rm_tanh_f16, rm_tanh_f32_batch;
-    "sigmoid" => rm_sigmoid_f32, rm_sigmoid_bf16, rm_sigmoid_f16, rm_sigmoid_f32_batch;
-    "silu" => rm_silu_f32, rm_silu_bf16, rm_silu_f16, rm_silu_f32_batch;
-    "softplus" => rm_softplus_f32, rm_softplus_bf16, rm_softplus_f16, rm_softplus_f32_batch;
+    "exp" => rm_exp_f32, rm_exp_bf16, rm_exp_f16, rm_exp_f32_batch,
+        rm_exp_fast_rel_err, rm_exp_fast_batch, rm_exp_accurate;
+    "expm1" => rm_expm1_f32, rm_expm1_bf16, rm_expm1_f16, rm_expm1_f32_batch,
+        rm_expm1_fast_rel_err, rm_expm1_fast_batch, rm_expm1_accurate;
+    "log" => rm_log_f32, rm_log_bf16, rm_log_f16, rm_log_f32_batch,
+        rm_log_fast_rel_err, rm_log_fast_batch, rm_log_accurate;
+    "log1p" => rm_log1p_f32, rm_log1p_bf16, rm_log1p_f16, rm_log1p_f32_batch,
+        rm_log1p_fast_rel_err, rm_log1p_fast_batch, rm_log1p_accurate;
+    "sin" => rm_sin_f32, rm_sin_bf16, rm_sin_f16, rm_sin_f32_batch,
+        rm_sin_fast_rel_err, rm_sin_fast_batch, rm_sin_accurate;
+    "cos" => rm_cos_f32, rm_cos_bf16, rm_cos_f16, rm_cos_f32_batch,
+        rm_cos_fast_rel_err, rm_cos_fast_batch, rm_cos_accurate;
+    "tanh" => rm_tanh_f32, rm_tanh_bf16, rm_tanh_f16, rm_tanh_f32_batch,
+        rm_tanh_fast_rel_err, rm_tanh_fast_batch, rm_tanh_accurate;
+    "sigmoid" => rm_sigmoid_f32, rm_sigmoid_bf16, rm_sigmoid_f16, rm_sigmoid_f32_batch,
+        rm_sigmoid_fast_rel_err, rm_sigmoid_fast_batch, rm_sigmoid_accurate;
+    "silu" => rm_silu_f32, rm_silu_bf16, rm_silu_f16, rm_silu_f32_batch,
+        rm_silu_fast_rel_err, rm_silu_fast_batch, rm_silu_accurate;
+    "softplus" => rm_softplus_f32, rm_softplus_bf16, rm_softplus_f16, rm_softplus_f32_batch,
+        rm_softplus_fast_rel_err, rm_softplus_fast_batch, rm_softplus_accurate;
 }
 
 /// The function named `name`.

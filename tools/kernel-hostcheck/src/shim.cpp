@@ -19,3 +19,24 @@
     }
 
 REPRO_FOR_EACH_UNARY(RM_SHIM)
+
+// The parts of each function (CrUnary's members), to compare the mirror operation by
+// operation rather than only through the final rounding: the bound, the domain test and
+// the f64 bits of the fast and accurate paths.
+#define RM_SHIM_PARTS(NAME, FN)                                                             \
+    extern "C" uint64_t rm_##NAME##_fast_rel_err(void) {                                    \
+        return repro::f64_to_bits(repro::FN::fast_rel_err());                               \
+    }                                                                                       \
+    extern "C" void rm_##NAME##_fast_batch(const uint32_t* x, uint8_t* in_domain,           \
+                                           uint64_t* fast, size_t n) {                      \
+        for (size_t i = 0; i < n; i++) {                                                    \
+            float xf = repro::f32_from_bits(x[i]);                                          \
+            in_domain[i] = repro::FN::in_fast_domain(xf) ? 1 : 0;                           \
+            fast[i] = repro::f64_to_bits(repro::FN::fast(xf));                              \
+        }                                                                                   \
+    }                                                                                       \
+    extern "C" uint64_t rm_##NAME##_accurate(uint32_t x) {                                  \
+        return repro::f64_to_bits(repro::FN::accurate(repro::f32_from_bits(x)));            \
+    }
+
+REPRO_FOR_EACH_UNARY(RM_SHIM_PARTS)

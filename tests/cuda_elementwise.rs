@@ -1,0 +1,243 @@
+//! CUDA elementwise ops against the CPU, bit for bit (feature `cuda`). On a machine without
+//! a CUDA device the GPU tests print "skipped: no CUDA device" and pass; the CPU side of the
+//! golden hashes runs everywhere.
+//!
+//! For every elementwise op and dtype: 10^7 + 7 elements (f32: a stride through the whole
+//! bit space, NaNs, infinities and subnormals included; bf16 and f16: every bit pattern,
+//! repeated in a scrambled order), CUDA output bits == CPU output bits, and both hash
+//! (FNV-1a over the output bits) to the golden value committed below. Non-contiguous inputs
+//! (a transposed view, a narrowed view with a start offset) are compared too.
+//!
+//! Regenerate the golden table after a deliberate change of the math with
+//! `REPRO_PRINT_GOLDEN=1 cargo test --release --features cuda --test cuda_elementwise -- --nocapture golden`.
+#![cfg(feature = "cuda")]
+
+use candle_core::{DType, Device, Tensor};
+use candle_repro::UnaryFn;
+use half::{bf16, f16};
+
+/// Elements per (op, dtype) case.
+const N: usize = 10_000_007;
+
+fn cuda_device() -> Option<Device> {
+    match Device::new_cuda(0) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            println!("skipped: no CUDA device ({e})");
+            None
+        }
+    }
+}
+
+/// The input bits of a case: f32 strides through all 2^32 patterns (429 * N ~ 2^32, odd
+/// stride so every low-bit pattern occurs); 16-bit formats cycle through every pattern in
+/// an order scrambled by an odd multiplier.
+fn input_bits(dtype: DType) -> Vec<u32> {
+    match dtype {
+        DType::F32 => (0..N as u64)
+            .map(|i| (i.wrapping_mul(429).wrapping_add(0x1234_5677)) as u32)
+            .collect(),
+        _ => (0..N as u64)
+            .map(|i| (i.wrapping_mul(40503) as u32) & 0xFFFF)
+            .collect(),
+    }
+}
+
+fn input_tensor(dtype: DType, device: &Device) -> Tensor {
+    let bits = input_bits(dtype);
+    let t = match dtype {
+        DType::F32 => {
+            let v: Vec<f32> = bits.iter().map(|&b| f32::from_bits(b)).collect();
+            Tensor::from_vec(v, N, &Device::Cpu)
+        }
+        DType::BF16 => {
+            let v: Vec<bf16> = bits.iter().map(|&b| bf16::from_bits(b as u16)).collect();
+            Tensor::from_vec(v, N, &Device::Cpu)
+        }
+        DType::F16 => {
+            let v: Vec<f16> = bits.iter().map(|&b| f16::from_bits(b as u16)).collect();
+            Tensor::from_vec(v, N, &Device::Cpu)
+        }
+        other => panic!("unsupported dtype {other:?}"),
+    };
+    t.unwrap().to_device(device).unwrap()
+}
+
+/// The output bits of a tensor, widened to u32.
+fn output_bits(t: &Tensor) -> Vec<u32> {
+    let t = t.to_device(&Device::Cpu).unwrap().flatten_all().unwrap();
+    match t.dtype() {
+        DType::F32 => t
+            .to_vec1::<f32>()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_bits())
+            .collect(),
+        DType::BF16 => t
+            .to_vec1::<bf16>()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_bits() as u32)
+            .collect(),
+        DType::F16 => t
+            .to_vec1::<f16>()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_bits() as u32)
+            .collect(),
+        other => panic!("unsupported dtype {other:?}"),
+    }
+}
+
+/// FNV-1a (64-bit) over the output bits, 4 bytes per f32, 2 per 16-bit value (little end).
+fn fnv1a(bits: &[u32], dtype: DType) -> u64 {
+    let width = if dtype == DType::F32 { 4 } else { 2 };
+    let mut h: u64 = 0xCBF2_9CE4_8422_2325;
+    for b in bits {
+        for byte in &b.to_le_bytes()[..width] {
+            h ^= *byte as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01B3);
+        }
+    }
+    h
+}
+
+const DTYPES: [DType; 3] = [DType::F32, DType::BF16, DType::F16];
+
+/// Golden FNV-1a hashes of the CPU outputs, per op and dtype (f32, bf16, f16), from
+/// `REPRO_PRINT_GOLDEN=1` (see the module documentation). None: not committed yet.
+const GOLDEN: &[(&str, [Option<u64>; 3])] = &[
+    ("exp", [None, None, None]),
+    ("log", [None, None, None]),
+    ("sin", [None, None, None]),
+    ("cos", [None, None, None]),
+    ("tanh", [None, None, None]),
+    ("sigmoid", [None, None, None]),
+    ("silu", [None, None, None]),
+    ("softplus", [None, None, None]),
+];
+
+fn golden(f: UnaryFn, dtype: DType) -> Option<u64> {
+    let i = DTYPES.iter().position(|d| *d == dtype).unwrap();
+    GOLDEN
+        .iter()
+        .find(|(n, _)| *n == f.name())
+        .and_then(|(_, h)| h[i])
+}
+
+fn dtype_name(d: DType) -> &'static str {
+    match d {
+        DType::F32 => "f32",
+        DType::BF16 => "bf16",
+        DType::F16 => "f16",
+        _ => "?",
+    }
+}
+
+/// CPU output bits of every case, checked against the golden hashes (runs without a GPU).
+#[test]
+fn golden_cpu_hashes() {
+    let print = std::env::var_os("REPRO_PRINT_GOLDEN").is_some();
+    let mut missing = Vec::new();
+    let mut wrong = Vec::new();
+    for f in UnaryFn::ALL {
+        let mut line = Vec::new();
+        for dtype in DTYPES {
+            let x = input_tensor(dtype, &Device::Cpu);
+            let y = candle_repro::unary(&x, f).unwrap();
+            let h = fnv1a(&output_bits(&y), dtype);
+            line.push(format!("Some(0x{h:016X})"));
+            match golden(f, dtype) {
+                None => missing.push(format!("{} {}", f.name(), dtype_name(dtype))),
+                Some(g) if g != h => wrong.push(format!(
+                    "{} {}: cpu 0x{h:016X}, golden 0x{g:016X}",
+                    f.name(),
+                    dtype_name(dtype)
+                )),
+                Some(_) => {}
+            }
+        }
+        if print {
+            println!("    (\"{}\", [{}]),", f.name(), line.join(", "));
+        }
+    }
+    if !missing.is_empty() {
+        println!("no golden hash committed for: {}", missing.join(", "));
+    }
+    assert!(
+        print || wrong.is_empty(),
+        "CPU outputs differ from the golden hashes:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// Every op and dtype on 10^7 elements: CUDA bits == CPU bits == golden.
+#[test]
+fn cuda_equals_cpu_bits() {
+    let Some(dev) = cuda_device() else { return };
+    let mut failures = Vec::new();
+    for dtype in DTYPES {
+        let x_cpu = input_tensor(dtype, &Device::Cpu);
+        let x_gpu = x_cpu.to_device(&dev).unwrap();
+        for f in UnaryFn::ALL {
+            let cpu = output_bits(&candle_repro::unary(&x_cpu, f).unwrap());
+            let gpu = output_bits(&candle_repro::unary(&x_gpu, f).unwrap());
+            let x_bits = input_bits(dtype);
+            let diffs: Vec<String> = (0..N)
+                .filter(|&i| cpu[i] != gpu[i])
+                .take(8)
+                .map(|i| format!("x={:#x} cpu={:#x} cuda={:#x}", x_bits[i], cpu[i], gpu[i]))
+                .collect();
+            let (hc, hg) = (fnv1a(&cpu, dtype), fnv1a(&gpu, dtype));
+            let gold = golden(f, dtype);
+            println!(
+                "{:>8} {:>4}: {N} elements, cuda == cpu: {}, hash 0x{hg:016X}, golden {}",
+                f.name(),
+                dtype_name(dtype),
+                diffs.is_empty(),
+                gold.map_or("none".to_string(), |g| format!("0x{g:016X}"))
+            );
+            if !diffs.is_empty() || hc != hg || gold.is_some_and(|g| g != hg) {
+                failures.push(format!(
+                    "{} {}: {}",
+                    f.name(),
+                    dtype_name(dtype),
+                    diffs.join("; ")
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "CUDA != CPU:\n{}", failures.join("\n"));
+}
+
+/// Strided and offset layouts go through the kernels' index path.
+#[test]
+fn cuda_non_contiguous_layouts() {
+    let Some(dev) = cuda_device() else { return };
+    let n = 1000 * 1003;
+    let v: Vec<f32> = (0..n as u32)
+        .map(|i| f32::from_bits(i.wrapping_mul(4283) ^ 0x3F00_0000))
+        .collect();
+    let cpu = Tensor::from_vec(v, (1000, 1003), &Device::Cpu).unwrap();
+    let gpu = cpu.to_device(&dev).unwrap();
+    for dtype in DTYPES {
+        let c = cpu.to_dtype(dtype).unwrap();
+        let g = gpu.to_dtype(dtype).unwrap();
+        for f in UnaryFn::ALL {
+            // transposed view
+            let a = output_bits(&candle_repro::unary(&c.t().unwrap(), f).unwrap());
+            let b = output_bits(&candle_repro::unary(&g.t().unwrap(), f).unwrap());
+            assert!(a == b, "{} {} transposed: CUDA != CPU", f.name(), dtype_name(dtype));
+            // narrowed view with a start offset and a row stride
+            let cn = c.narrow(1, 7, 500).unwrap();
+            let gn = g.narrow(1, 7, 500).unwrap();
+            let a = output_bits(&candle_repro::unary(&cn, f).unwrap());
+            let b = output_bits(&candle_repro::unary(&gn, f).unwrap());
+            assert!(a == b, "{} {} narrowed: CUDA != CPU", f.name(), dtype_name(dtype));
+        }
+    }
+    // empty tensor
+    let e = Tensor::zeros((0, 3), DType::F32, &dev).unwrap();
+    let y = candle_repro::unary(&e, UnaryFn::Exp).unwrap();
+    assert_eq!(y.dims(), &[0, 3]);
+}

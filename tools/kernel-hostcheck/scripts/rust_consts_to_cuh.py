@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Print the constants and tables of a src/math/<family>.rs file as C++ for the CUDA
+mirror under kernels/math/, so the mirror's constants are the Rust bit patterns by
+construction:
+
+  const NAME: f64 = f64::from_bits(0x...);      -> constexpr double NAME = <hex float>;
+  const NAME: DD = DD::from_bits(0x..., 0x...);  -> RM_FN DD NAME() { ... }
+  static/const NAME: [u64; N] / [(u64, u64); N] / [f64; N] of from_bits
+                                                 -> RM_DEFINE_TABLE(uint64_t, NAME, {...})
+                                                    (pairs flattened: [i].0 -> [2i])
+Usage: rust_consts_to_cuh.py src/math/exp.rs
+"""
+import re
+import struct
+import sys
+
+
+def hexfloat(bits):
+    v = struct.unpack("<d", struct.pack("<Q", bits))[0]
+    if v != v or v in (float("inf"), float("-inf")):
+        return None
+    return v.hex()
+
+
+def scalar(bits):
+    h = hexfloat(bits)
+    return h if h is not None else f"F64(0x{bits:016X})"
+
+
+src = open(sys.argv[1]).read()
+src_nocomments = re.sub(r"//[^\n]*", "", src)
+out = []
+for m in re.finditer(
+    r"(?:pub(?:\(crate\))?\s+)?const\s+(\w+)\s*:\s*f64\s*=\s*f64::from_bits\(\s*(0x[0-9A-Fa-f_]+|\d+)\s*\)\s*;",
+    src_nocomments,
+):
+    name, bits = m.group(1), int(m.group(2).replace("_", ""), 0)
+    h = hexfloat(bits)
+    if h is None:
+        out.append(f"#define {name} F64(0x{bits:016X})")
+    else:
+        out.append(f"constexpr double {name} = {h};  // 0x{bits:016X}")
+for m in re.finditer(
+    r"(?:pub(?:\(crate\))?\s+)?const\s+(\w+)\s*:\s*DD\s*=\s*DD::from_bits\(\s*(0x[0-9A-Fa-f_]+)\s*,\s*(0x[0-9A-Fa-f_]+)\s*,?\s*\)\s*;",
+    src_nocomments,
+):
+    name = m.group(1)
+    hi, lo = (int(m.group(i).replace("_", ""), 16) for i in (2, 3))
+    out.append(
+        f"RM_FN DD {name}() {{ return DD::make({scalar(hi)}, {scalar(lo)}); }}"
+        f"  // 0x{hi:016X}, 0x{lo:016X}"
+    )
+for m in re.finditer(
+    r"(?:pub(?:\(crate\))?\s+)?(?:static|const)\s+(\w+)\s*:\s*\[\s*([^;\]]+?)\s*;\s*(\d+)\s*\]\s*=\s*\[(.*?)\]\s*;",
+    src_nocomments,
+    re.S,
+):
+    name, elem, n, body = m.group(1), m.group(2), int(m.group(3)), m.group(4)
+    nums = [int(x.replace("_", ""), 0) for x in re.findall(r"0x[0-9A-Fa-f_]+|\b\d+\b", body)]
+    if "f64::from_bits" not in body and elem.strip() not in ("u64", "(u64, u64)", "(u64,u64)"):
+        print(f"// skipped table {name}: element type {elem}", file=sys.stderr)
+        continue
+    per = 2 if elem.replace(" ", "") == "(u64,u64)" else 1
+    assert len(nums) == n * per, (name, len(nums), n, per)
+    rows = []
+    for i in range(0, len(nums), per):
+        rows.append("    " + ", ".join(f"0x{v:016X}ULL" for v in nums[i : i + per]) + ",")
+    out.append(f"RM_DEFINE_TABLE(uint64_t, {name}, {{\n" + "\n".join(rows) + "\n})")
+print("\n".join(out))
