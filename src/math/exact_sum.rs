@@ -75,6 +75,22 @@ impl FixedSum {
         }
     }
 
+    /// The exact total of one flush period of lanes (every lane an integer multiple of its
+    /// quantum below 2^53 quanta, so the conversions are exact).
+    #[inline(always)]
+    pub fn from_lanes(hi: &[f64; LANES], lo: &[f64; LANES]) -> FixedSum {
+        let mut h = 0i64;
+        let mut l = 0i64;
+        for i in 0..LANES {
+            h += (hi[i] * TWO_P40) as i64;
+            l += (lo[i] * TWO_P80) as i64;
+        }
+        FixedSum {
+            hi: h as i128,
+            lo: l as i128,
+        }
+    }
+
     /// The integer N = hi 2^40 + lo (the value is N 2^-80).
     #[inline(always)]
     pub fn units(self) -> i128 {

@@ -17,8 +17,10 @@
 //!    (quantum 2^-80 relative to the largest non-maximal term; exact integer totals after
 //!    that). T = (k - 1) + Sigma as a double-double, S = 1 + T, relative error about 2^-50
 //!    (the e_i's 2^-51 plus the dropped quanta, n 2^-81 relative to the largest term).
-//! 4. softmax: y_i = e_i / S in f64, rounded once to the output dtype (error below
-//!    2^-49.5 relative before that rounding: at most 0.5 ulp + 2^-25 ulp of f32).
+//! 4. softmax: y_i = e_i * (1/S) in f64, rounded once to the output dtype (error below
+//!    2^-49.4 relative before that rounding: e_i 2^-51 (+ 2^-44 in the rare inexact-d_i
+//!    case), S 2^-51 + n 2^-81, 1/S and the product 2^-53 each; so at most 0.5 ulp +
+//!    2^-25 ulp of f32).
 //!    log-softmax: y_i = (x_i - m) - log1p(T): x_i - m exact as a double-double (two_sum),
 //!    log1p(T) by the double-double `log1p_dd` (2^-100), so y_i is the exact difference up
 //!    to T's 2^-50 relative error times T/(|d_i| + T) <= 1 (no cancellation: both terms
@@ -51,7 +53,7 @@
 //! split changes a bit: every step is either elementwise or an exact, order-free reduction.
 
 use crate::math::dd::{DD, round_odd, two_sum};
-use crate::math::exact_sum::{FixedSum, LANES, Lanes, exponent_floor};
+use crate::math::exact_sum::{FLUSH_CHUNKS, FixedSum, LANES, exponent_floor, split};
 use crate::math::exp::exp_fast_f64;
 use crate::math::log::{log_dd, log1p_dd};
 use crate::math::round::pow2;
@@ -77,39 +79,36 @@ const MLANES: usize = 16;
 // Row passes (generic, inlined into the vector-path copies below)
 // ---------------------------------------------------------------------------------------
 
-/// (max, any NaN) of a block; max is -inf for an empty block.
+/// The maximum of a block, NaNs ignored (-inf for an empty block or a block of NaNs).
 #[inline(always)]
-fn max_pass<F: Format>(x: &[F]) -> (f32, bool) {
+fn max_pass<F: Format>(x: &[F]) -> f32 {
     let mut m = [f32::NEG_INFINITY; MLANES];
-    let mut nan = [false; MLANES];
     let mut chunks = x.chunks_exact(MLANES);
     for c in &mut chunks {
         for l in 0..MLANES {
             let v = c[l].to_f32();
-            nan[l] |= v.is_nan();
             m[l] = if v > m[l] { v } else { m[l] };
         }
     }
     for v in chunks.remainder() {
         let v = v.to_f32();
-        nan[0] |= v.is_nan();
         m[0] = if v > m[0] { v } else { m[0] };
     }
     let mut mm = f32::NEG_INFINITY;
-    let mut any = false;
-    for l in 0..MLANES {
-        mm = if m[l] > mm { m[l] } else { mm };
-        any |= nan[l];
+    for v in m {
+        mm = if v > mm { v } else { mm };
     }
-    (mm, any)
+    mm
 }
 
-/// (#{x == m}, max {x < m}) of a block.
+/// Counts of a block against the maximum m: (#{x == m}, #{x <= m}, max {x < m}). A block
+/// has a NaN exactly when #{x <= m} is below its length (every other value is <= m).
 #[inline(always)]
-fn count_pass<F: Format>(x: &[F], m: f32) -> (u64, f32) {
+fn count_pass<F: Format>(x: &[F], m: f32) -> (u64, u64, f32) {
     let mut k = [0u32; MLANES];
+    let mut le = [0u32; MLANES];
     let mut x2 = [f32::NEG_INFINITY; MLANES];
-    let mut total = 0u64;
+    let (mut k_total, mut le_total) = (0u64, 0u64);
     // u32 lane counters, folded every 2^20 chunks.
     for big in x.chunks(MLANES << 20) {
         let mut chunks = big.chunks_exact(MLANES);
@@ -117,31 +116,33 @@ fn count_pass<F: Format>(x: &[F], m: f32) -> (u64, f32) {
             for l in 0..MLANES {
                 let v = c[l].to_f32();
                 k[l] += (v == m) as u32;
+                le[l] += (v <= m) as u32;
                 x2[l] = if v < m && v > x2[l] { v } else { x2[l] };
             }
         }
         for v in chunks.remainder() {
             let v = v.to_f32();
             k[0] += (v == m) as u32;
+            le[0] += (v <= m) as u32;
             x2[0] = if v < m && v > x2[0] { v } else { x2[0] };
         }
-        for c in k.iter_mut() {
-            total += *c as u64;
-            *c = 0;
+        for l in 0..MLANES {
+            k_total += k[l] as u64;
+            le_total += le[l] as u64;
+            k[l] = 0;
+            le[l] = 0;
         }
     }
     let mut xx = f32::NEG_INFINITY;
     for v in x2 {
         xx = if v > xx { v } else { xx };
     }
-    (total, xx)
+    (k_total, le_total, xx)
 }
 
 /// What a finite-maximum row needs after the first two passes.
 #[derive(Clone, Copy, Debug)]
 struct RowParams {
-    /// The row maximum.
-    m: f32,
     /// 2^-(E2+1): scales the non-maximal terms into [0, 1 + 2^-50].
     scale: f64,
     /// E2 + 1.
@@ -153,7 +154,6 @@ impl RowParams {
         let e2 = exp_fast_f64(x2 as f64 - m as f64);
         let scale_exp = exponent_floor(e2) + 1;
         RowParams {
-            m,
             scale: pow2(-scale_exp),
             scale_exp,
         }
@@ -166,56 +166,86 @@ fn term(x: f32, m: f32) -> f64 {
     exp_fast_f64(x as f64 - m as f64)
 }
 
-/// Fixed-point sum of the scaled non-maximal terms of a block; stores every e_i in
-/// `scratch` when given (same length as x).
+/// Fixed-point sum of a block's terms. softmax (`LOG = false`): every e_i (the maxima
+/// give exactly 1), each also written to `scratch` (same length as x). log-softmax
+/// (`LOG = true`): the non-maximal terms scaled by `scale` (maxima give 0), nothing stored.
+/// Also says whether a NaN entered (a NaN x gives a NaN e_i, which makes its lane NaN:
+/// checked at every flush, before the lanes become integers).
 #[inline(always)]
-fn sum_pass<F: Format>(x: &[F], p: RowParams, mut scratch: Option<&mut [f64]>) -> FixedSum {
-    let mut acc = Lanes::new();
-    let mut chunks = x.chunks_exact(LANES);
+fn sum_pass<F: Format, const LOG: bool>(
+    x: &[F],
+    m: f32,
+    scale: f64,
+    scratch: &mut [f64],
+) -> (FixedSum, bool) {
+    let mut total = FixedSum::default();
+    let mut nan = false;
+    let block = FLUSH_CHUNKS * LANES;
     let mut base = 0;
-    for c in &mut chunks {
-        let mut e = [0.0f64; LANES];
-        let mut v = [0.0f64; LANES];
-        for l in 0..LANES {
-            let xf = c[l].to_f32();
-            e[l] = term(xf, p.m);
-            v[l] = if xf < p.m { e[l] * p.scale } else { 0.0 };
+    for xb in x.chunks(block) {
+        // One flush period: every lane addition below is exact (see exact_sum).
+        let mut hi = [0.0f64; LANES];
+        let mut lo = [0.0f64; LANES];
+        let mut chunks = xb.chunks_exact(LANES);
+        for c in &mut chunks {
+            let mut e = [0.0f64; LANES];
+            for l in 0..LANES {
+                let xf = c[l].to_f32();
+                e[l] = term(xf, m);
+                let v = if LOG {
+                    if xf < m { e[l] * scale } else { 0.0 }
+                } else {
+                    e[l]
+                };
+                let (h, lw) = split(v);
+                hi[l] += h;
+                lo[l] += lw;
+            }
+            if !LOG {
+                scratch[base..base + LANES].copy_from_slice(&e);
+            }
+            base += LANES;
         }
-        if let Some(s) = scratch.as_deref_mut() {
-            s[base..base + LANES].copy_from_slice(&e);
+        for xv in chunks.remainder() {
+            let xf = xv.to_f32();
+            let e = term(xf, m);
+            let v = if LOG {
+                if xf < m { e * scale } else { 0.0 }
+            } else {
+                scratch[base] = e;
+                e
+            };
+            base += 1;
+            let (h, lw) = split(v);
+            hi[0] += h;
+            lo[0] += lw;
         }
-        acc.add_chunk(&v);
-        base += LANES;
+        for h in hi {
+            nan |= h.is_nan();
+        }
+        total = total.merge(FixedSum::from_lanes(&hi, &lo));
     }
-    for (i, xv) in chunks.remainder().iter().enumerate() {
-        let xf = xv.to_f32();
-        let e = term(xf, p.m);
-        if let Some(s) = scratch.as_deref_mut() {
-            s[base + i] = e;
-        }
-        acc.add_one(if xf < p.m { e * p.scale } else { 0.0 });
-    }
-    acc.finish()
+    (total, nan)
 }
 
-/// T = S - 1 and S as double-doubles from the count of maxima and the exact sum.
-fn totals(k: u64, sum: FixedSum, p: RowParams) -> (DD, DD) {
-    let sigma = sum.to_dd(p.scale_exp);
-    (sigma.add_f64((k - 1) as f64), sigma.add_f64(k as f64))
+/// T = S - 1 for log-softmax, from the count of maxima and the exact scaled sum.
+fn log_total(k: u64, sum: FixedSum, p: RowParams) -> DD {
+    sum.to_dd(p.scale_exp).add_f64((k - 1) as f64)
 }
 
-/// softmax outputs of a block: e_i / S rounded once.
+/// softmax outputs of a block: e_i * r rounded once, r = 1/S in f64 (a multiplication, not
+/// a division per element: vector division is several times slower).
 #[inline(always)]
-fn softmax_out<F: Format>(x: &[F], m: f32, s: f64, scratch: Option<&[f64]>, out: &mut [F]) {
+fn softmax_out<F: Format>(x: &[F], m: f32, r: f64, scratch: Option<&[f64]>, out: &mut [F]) {
     match scratch {
         Some(e) => {
             for (o, &e) in out.iter_mut().zip(e) {
-                *o = F::round(e / s);
+                *o = F::round(e * r);
             }
         }
         None => {
             for (o, xv) in out.iter_mut().zip(x) {
-                *o = F::round(term(xv.to_f32(), m) / s);
+                *o = F::round(term(xv.to_f32(), m) * r);
             }
         }
     }
@@ -267,22 +297,30 @@ fn row_generic<F: Format>(log: bool, x: &[F], out: &mut [F], scratch: &mut [f64]
     if x.is_empty() {
         return;
     }
-    let (m, nan) = max_pass(x);
-    let (k, x2) = count_pass(x, m);
-    if nan || !m.is_finite() {
-        special_row(log, nan, m, x, k, out);
-        return;
-    }
-    let p = RowParams::new(m, x2);
-    let scratch = &mut scratch[..x.len()];
+    let m = max_pass(x);
     if log {
-        let sum = sum_pass(x, p, None);
-        let (t, _) = totals(k, sum, p);
-        log_softmax_out(x, m, log1p_dd(t), out);
+        let (k, le, x2) = count_pass(x, m);
+        let nan = le != x.len() as u64;
+        if nan || !m.is_finite() {
+            special_row(log, nan, m, x, k, out);
+            return;
+        }
+        let p = RowParams::new(m, x2);
+        let (sum, _) = sum_pass::<F, true>(x, m, p.scale, &mut []);
+        log_softmax_out(x, m, log1p_dd(log_total(k, sum, p)), out);
     } else {
-        let sum = sum_pass(x, p, Some(scratch));
-        let (_, s) = totals(k, sum, p);
-        softmax_out(x, m, s.hi, Some(scratch), out);
+        if !m.is_finite() {
+            let (k, le, _) = count_pass(x, m);
+            special_row(log, le != x.len() as u64, m, x, k, out);
+            return;
+        }
+        let scratch = &mut scratch[..x.len()];
+        let (sum, nan) = sum_pass::<F, false>(x, m, 1.0, scratch);
+        if nan {
+            special_row(log, true, m, x, 0, out);
+            return;
+        }
+        softmax_out(x, m, 1.0 / sum.to_dd(0).hi, Some(scratch), out);
     }
 }
 
@@ -349,20 +387,28 @@ impl DetectCached for VectorPath {
 }
 
 multiversion!(rows_mv, rows_generic, (log: bool, n: usize, x: &[F], out: &mut [F]) -> ());
-multiversion!(max_mv, max_pass, (x: &[F]) -> (f32, bool));
-multiversion!(count_mv, count_pass, (x: &[F], m: f32) -> (u64, f32));
+multiversion!(max_mv, max_pass, (x: &[F]) -> f32);
+multiversion!(count_mv, count_pass, (x: &[F], m: f32) -> (u64, u64, f32));
 
 #[inline(always)]
-fn sum_block<F: Format>(x: &[F], p: RowParams) -> FixedSum {
-    sum_pass(x, p, None)
+fn sum_block_log<F: Format>(x: &[F], m: f32, scale: f64) -> FixedSum {
+    sum_pass::<F, true>(x, m, scale, &mut []).0
 }
-multiversion!(sum_mv, sum_block, (x: &[F], p: RowParams) -> FixedSum);
+multiversion!(sum_log_mv, sum_block_log, (x: &[F], m: f32, scale: f64) -> FixedSum);
+
+/// softmax's sum over a block of a long row (the terms are recomputed for the output).
+#[inline(always)]
+fn sum_block_softmax<F: Format>(x: &[F], m: f32) -> (FixedSum, bool) {
+    let mut scratch = vec![0.0; x.len()];
+    sum_pass::<F, false>(x, m, 1.0, &mut scratch)
+}
+multiversion!(sum_softmax_mv, sum_block_softmax, (x: &[F], m: f32) -> (FixedSum, bool));
 
 #[inline(always)]
-fn softmax_block<F: Format>(x: &[F], m: f32, s: f64, out: &mut [F]) {
-    softmax_out(x, m, s, None, out)
+fn softmax_block<F: Format>(x: &[F], m: f32, r: f64, out: &mut [F]) {
+    softmax_out(x, m, r, None, out)
 }
-multiversion!(softmax_out_mv, softmax_block, (x: &[F], m: f32, s: f64, out: &mut [F]) -> ());
+multiversion!(softmax_out_mv, softmax_block, (x: &[F], m: f32, r: f64, out: &mut [F]) -> ());
 
 #[inline(always)]
 fn log_block<F: Format>(x: &[F], m: f32, l: DD, out: &mut [F]) {
@@ -372,33 +418,53 @@ multiversion!(log_out_mv, log_block, (x: &[F], m: f32, l: DD, out: &mut [F]) -> 
 
 /// One long row, each pass split into blocks of [`BLOCK`] over rayon.
 fn long_row<F: Format>(path: VectorPath, log: bool, x: &[F], out: &mut [F]) {
-    let (m, nan) = x.par_chunks(BLOCK).map(|b| max_mv(path, b)).reduce(
-        || (f32::NEG_INFINITY, false),
-        |a, b| (if b.0 > a.0 { b.0 } else { a.0 }, a.1 | b.1),
-    );
-    let (k, x2) = x.par_chunks(BLOCK).map(|b| count_mv(path, b, m)).reduce(
-        || (0, f32::NEG_INFINITY),
-        |a, b| (a.0 + b.0, if b.1 > a.1 { b.1 } else { a.1 }),
-    );
-    if nan || !m.is_finite() {
-        special_row(log, nan, m, x, k, out);
-        return;
-    }
-    let p = RowParams::new(m, x2);
-    let sum = x
+    let m = x
         .par_chunks(BLOCK)
-        .map(|b| sum_mv(path, b, p))
-        .reduce(FixedSum::default, FixedSum::merge);
-    let (t, s) = totals(k, sum, p);
+        .map(|b| max_mv(path, b))
+        .reduce(|| f32::NEG_INFINITY, |a, b| if b > a { b } else { a });
+    let counts = || {
+        x.par_chunks(BLOCK).map(|b| count_mv(path, b, m)).reduce(
+            || (0, 0, f32::NEG_INFINITY),
+            |a, b| (a.0 + b.0, a.1 + b.1, if b.2 > a.2 { b.2 } else { a.2 }),
+        )
+    };
     if log {
-        let l = log1p_dd(t);
+        let (k, le, x2) = counts();
+        let nan = le != x.len() as u64;
+        if nan || !m.is_finite() {
+            special_row(log, nan, m, x, k, out);
+            return;
+        }
+        let p = RowParams::new(m, x2);
+        let sum = x
+            .par_chunks(BLOCK)
+            .map(|b| sum_log_mv(path, b, m, p.scale))
+            .reduce(FixedSum::default, FixedSum::merge);
+        let l = log1p_dd(log_total(k, sum, p));
         out.par_chunks_mut(BLOCK)
             .zip(x.par_chunks(BLOCK))
             .for_each(|(o, b)| log_out_mv(path, b, m, l, o));
     } else {
+        if !m.is_finite() {
+            let (k, le, _) = counts();
+            special_row(log, le != x.len() as u64, m, x, k, out);
+            return;
+        }
+        let (sum, nan) = x
+            .par_chunks(BLOCK)
+            .map(|b| sum_softmax_mv(path, b, m))
+            .reduce(
+                || (FixedSum::default(), false),
+                |a, b| (a.0.merge(b.0), a.1 | b.1),
+            );
+        if nan {
+            special_row(log, true, m, x, 0, out);
+            return;
+        }
+        let r = 1.0 / sum.to_dd(0).hi;
         out.par_chunks_mut(BLOCK)
             .zip(x.par_chunks(BLOCK))
-            .for_each(|(o, b)| softmax_out_mv(path, b, m, s.hi, o));
+            .for_each(|(o, b)| softmax_out_mv(path, b, m, r, o));
     }
 }
 
@@ -682,6 +748,7 @@ mod tests {
         assert_eq!(exp_fast_f64(0.0), 1.0);
         assert_eq!(exp_fast_f64(-0.0), 1.0);
         assert_eq!(exp_fast_f64(f64::NEG_INFINITY), 0.0);
+        assert!(exp_fast_f64(f64::NAN).is_nan());
     }
 
     #[test]
