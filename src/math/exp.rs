@@ -715,3 +715,138 @@ const INV_FACT_9: f64 = f64::from_bits(0x3EC7_1DE3_A556_C734);
 /// 1/10! (rounded)
 const INV_FACT_10: f64 = f64::from_bits(0x3E92_7E4F_B778_9F5C);
 // accurate path: Taylor remainder of expm1 at degree 10, relative: < 5.3196e-34 = 2^-110.53
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::math;
+
+    fn rel(a: f64, b: f64) -> f64 {
+        ((a - b) / b).abs()
+    }
+
+    #[test]
+    fn special_values() {
+        assert!(math::exp(f32::NAN).is_nan());
+        assert_eq!(math::exp(f32::INFINITY), f32::INFINITY);
+        assert_eq!(math::exp(f32::NEG_INFINITY).to_bits(), 0);
+        assert_eq!(math::exp(0.0), 1.0);
+        assert_eq!(math::exp(-0.0), 1.0);
+        assert_eq!(math::exp(89.0), f32::INFINITY);
+        assert_eq!(math::exp(-104.0).to_bits(), 0);
+        assert_eq!(math::exp(-103.0).to_bits(), 0x0000_0001); // e^-103 = 1.9e-45 ~ 2^-148.6
+        assert!(math::expm1(f32::NAN).is_nan());
+        assert_eq!(math::expm1(f32::INFINITY), f32::INFINITY);
+        assert_eq!(math::expm1(f32::NEG_INFINITY), -1.0);
+        assert_eq!(math::expm1(0.0).to_bits(), 0);
+        assert_eq!(math::expm1(-0.0).to_bits(), 0x8000_0000);
+        assert_eq!(math::expm1(-200.0), -1.0);
+        assert_eq!(math::expm1(89.0), f32::INFINITY);
+        let tiny = f32::from_bits(1);
+        assert_eq!(math::expm1(tiny), tiny);
+        assert_eq!(math::expm1(-tiny), -tiny);
+    }
+
+    #[test]
+    fn fast_cores_are_total() {
+        assert!(exp_fast_f64(f64::NAN).is_nan());
+        assert!(expm1_fast_f64(f64::NAN).is_nan());
+        for x in [
+            709.8,
+            710.0,
+            711.5,
+            712.0,
+            745.0,
+            800.0,
+            1e300,
+            f64::INFINITY,
+        ] {
+            assert_eq!(exp_fast_f64(x), f64::INFINITY, "{x}");
+            assert_eq!(expm1_fast_f64(x), f64::INFINITY, "{x}");
+        }
+        for x in [-745.2, -746.0, -800.0, -1e300, f64::NEG_INFINITY] {
+            assert_eq!(exp_fast_f64(x), 0.0, "{x}");
+            assert_eq!(expm1_fast_f64(x), -1.0, "{x}");
+        }
+        // gradual underflow
+        let y = exp_fast_f64(-740.0);
+        assert!(y > 0.0 && y < f64::MIN_POSITIVE);
+        assert!((y - (-740f64).exp()).abs() <= 2.0 * f64::from_bits(1));
+    }
+
+    #[test]
+    fn fast_cores_match_libm() {
+        // std's exp/exp_m1 are within about 1 ulp: allow the bound plus 2 ulps.
+        let mut x = -708.0f64;
+        while x < 709.7 {
+            let e = x.exp();
+            assert!(
+                rel(exp_fast_f64(x), e) <= EXP_FAST_F64_REL_ERR + 4.5e-16,
+                "{x}"
+            );
+            let m = x.exp_m1();
+            assert!(
+                rel(expm1_fast_f64(x), m) <= EXPM1_FAST_F64_REL_ERR + 4.5e-16,
+                "{x}"
+            );
+            x += 0.0123456789;
+        }
+        let mut x = 1e-300f64;
+        while x < 1.0 {
+            for s in [x, -x] {
+                assert!(rel(expm1_fast_f64(s), s.exp_m1()) <= 1e-15, "{s}");
+            }
+            x *= 1.37;
+        }
+    }
+
+    #[test]
+    fn dd_cores_are_consistent() {
+        let u100 = f64::from_bits(0x39B0_0000_0000_0000); // 2^-100
+        // |x| <= 660: the product below splits e^|x| < 2^953 (Dekker's split needs < 2^996),
+        // and e^-660 > 2^-953 keeps the low part normal (exp_dd's bound needs x >= -671).
+        let mut x = -660.0f64;
+        while x < 660.0 {
+            let xd = DD::new(x, x * 1.1e-17);
+            let e = exp_dd(xd);
+            let m = expm1_dd(xd);
+            assert!(rel(e.hi, x.exp() * (1.0 + xd.lo)) < 1e-15, "{x}");
+            // e^x e^-x = 1
+            let one = e.mul(exp_dd(xd.neg())).add_f64(-1.0);
+            assert!(one.hi.abs() < 4.0 * u100, "{x}: {}", one.hi);
+            // expm1 + 1 = exp
+            let d = m.add_f64(1.0).sub(e);
+            assert!(d.hi.abs() <= 2.0 * u100 * e.hi.max(m.hi.abs()), "{x}");
+            x += 0.731;
+        }
+        // expm1 near 0: e^x - 1 = (e^(x/2) - 1)(e^(x/2) + 1)
+        let mut x = 1e-30f64;
+        while x < 1.0 {
+            for s in [x, -x] {
+                let m = expm1_dd(DD::from_f64(s));
+                let h = expm1_dd(DD::from_f64(s * 0.5));
+                let m2 = h.mul(h.add_f64(2.0));
+                let d = m.sub(m2);
+                assert!(d.hi.abs() <= 16.0 * u100 * m.hi.abs(), "{s}");
+            }
+            x *= 1.9;
+        }
+        assert!(exp_dd(DD::from_f64(f64::NAN)).hi.is_nan());
+        assert_eq!(exp_dd(DD::from_f64(0.0)), DD::new(1.0, 0.0));
+        assert_eq!(exp_dd(DD::from_f64(709.785)).hi, f64::INFINITY);
+        assert_eq!(expm1_dd(DD::from_f64(-800.0)).hi, -1.0);
+    }
+
+    #[test]
+    fn monotonic_on_f32_sample() {
+        let mut prev_e = 0.0f32;
+        let mut prev_m = -1.0f32;
+        let mut x = -110.0f32;
+        while x < 90.0 {
+            let (e, m) = (math::exp(x), math::expm1(x));
+            assert!(e >= prev_e && m >= prev_m, "{x}");
+            (prev_e, prev_m) = (e, m);
+            x += 0.0071;
+        }
+    }
+}
