@@ -51,6 +51,24 @@ for m in re.finditer(
         f"  // 0x{hi:016X}, 0x{lo:016X}"
     )
 for m in re.finditer(
+    r"(?:pub(?:\(crate\))?\s+)?const\s+(\w+)\s*:\s*(u64|u32|i64|i32)\s*=\s*(0x[0-9A-Fa-f_]+|\d+)\s*;",
+    src_nocomments,
+):
+    name, ty, v = m.group(1), m.group(2), int(m.group(3).replace("_", ""), 0)
+    cty = {"u64": "uint64_t", "u32": "uint32_t", "i64": "int64_t", "i32": "int32_t"}[ty]
+    suffix = {"u64": "ULL", "u32": "u", "i64": "LL", "i32": ""}[ty]
+    out.append(f"constexpr {cty} {name} = 0x{v:X}{suffix};")
+for m in re.finditer(
+    r"(?:pub(?:\(crate\))?\s+)?const\s+(\w+)\s*:\s*DD\s*=\s*DD::new\(\s*f64::from_bits\(\s*(0x[0-9A-Fa-f_]+)\s*\)\s*,\s*f64::from_bits\(\s*(0x[0-9A-Fa-f_]+)\s*\)\s*,?\s*\)\s*;",
+    src_nocomments,
+):
+    name = m.group(1)
+    hi, lo = (int(m.group(i).replace("_", ""), 16) for i in (2, 3))
+    out.append(
+        f"RM_FN DD {name}() {{ return DD::make({scalar(hi)}, {scalar(lo)}); }}"
+        f"  // 0x{hi:016X}, 0x{lo:016X}"
+    )
+for m in re.finditer(
     r"(?:pub(?:\(crate\))?\s+)?(?:static|const)\s+(\w+)\s*:\s*\[\s*([^;\]]+?)\s*;\s*(\d+)\s*\]\s*=\s*\[(.*?)\]\s*;",
     src_nocomments,
     re.S,
@@ -60,7 +78,7 @@ for m in re.finditer(
     if "f64::from_bits" not in body and elem.strip() not in ("u64", "(u64, u64)", "(u64,u64)"):
         print(f"// skipped table {name}: element type {elem}", file=sys.stderr)
         continue
-    per = 2 if elem.replace(" ", "") == "(u64,u64)" else 1
+    per = 2 if elem.replace(" ", "") in ("(u64,u64)", "DD") else 1
     assert len(nums) == n * per, (name, len(nums), n, per)
     rows = []
     for i in range(0, len(nums), per):
