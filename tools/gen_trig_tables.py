@@ -13,8 +13,8 @@ reproducible bit for bit.
   f32 (the reduction reads at most up to bit 109 + 192).
 * SIN_TABLE: sin(2*pi*j/128), j = 0..127, as double-doubles (hi, lo); hi alone is the
   correctly rounded f64 used by the fast path. Entries 0, 32, 64, 96 are exactly 0, 1, 0, -1.
-* Cody-Waite split of pi/64 for the fast path: P1, P2 with 31 significant bits each (so
-  k * Pi is exact for |k| < 2^22), P3 the f64 nearest to the rest.
+* Cody-Waite split of pi/64 for the fast path: P1..P4 hold 17 bits each at fixed positions
+  (so k * Pi is exact for |k| < 2^36), P5 the f64 nearest to the rest.
 * PI_64: pi/64 as a double-double; INV_STEP: 64/pi rounded to f64.
 * Fast polynomial coefficients: Taylor coefficients rounded to f64.
 * Accurate polynomial coefficients: Taylor coefficients as double-doubles.
@@ -115,16 +115,26 @@ def main():
         out.append(f"    (0x{hi:016X}, 0x{lo:016X}), // {mpmath.nstr(val, 17)}")
     out.append("];")
 
-    # Cody-Waite split of pi/64
+    # Cody-Waite split of pi/64 at fixed bit positions: P1 holds the bits of weight
+    # 2^-5..2^-21, P2 2^-22..2^-38, P3 2^-39..2^-55, P4 2^-56..2^-72 (17 each), P5 the rest
+    # rounded to f64.
     step = pi / 64
-    p1 = trunc_bits(step, 31)
-    p2 = trunc_bits(step - p1, 31)
-    p3b = f64_bits(step - p1 - p2)
-    out.append(f"/// pi/64, top 31 bits.\nconst P1: f64 = {fmt(f64_bits(p1), p1)};")
-    out.append(f"/// pi/64 - P1, top 31 bits.\nconst P2: f64 = {fmt(f64_bits(p2), p2)};")
-    out.append(f"/// pi/64 - P1 - P2, rounded.\nconst P3: f64 = {fmt(p3b, step - p1 - p2)};")
-    resid = step - p1 - p2 - f64_val(p3b)
-    out.append(f"// |pi/64 - P1 - P2 - P3| = 2^{float(mpmath.log(abs(resid), 2)):.2f}")
+    parts = []
+    rest = step
+    for i in range(4):
+        q = mpf(2) ** (-21 - 17 * i)
+        p = mpmath.floor(rest / q) * q
+        parts.append(p)
+        rest -= p
+    for i, p in enumerate(parts):
+        lo_w = -21 - 17 * i
+        out.append(
+            f"/// pi/64, bits of weight 2^{lo_w + 16}..2^{lo_w}.\nconst P{i + 1}: f64 = {fmt(f64_bits(p), p)};"
+        )
+    p5b = f64_bits(rest)
+    out.append(f"/// pi/64 - P1 - P2 - P3 - P4, rounded.\nconst P5: f64 = {fmt(p5b, rest)};")
+    resid = rest - f64_val(p5b)
+    out.append(f"// |pi/64 - (P1 + ... + P5)| = 2^{float(mpmath.log(abs(resid), 2)):.2f}")
     inv = 64 / pi
     out.append(f"/// 64/pi rounded.\nconst INV_STEP: f64 = {fmt(f64_bits(inv), inv)};")
     h, l = dd_bits(step)

@@ -7,30 +7,35 @@
 //! S_j = sin(2*pi*j/128), C_j = S_(j+32 mod 128) (double-double; the fast path uses the
 //! `hi` parts, the correctly rounded doubles). S_0, S_32, S_64, S_96 are exactly 0, 1, 0, -1.
 //!
-//! **Fast path** (|x| < 2^17, branch-free f64): k = round(x * 64/pi) with the 1.5*2^52
+//! **Fast path** (|x| < 2^31, branch-free f64): k = round(x * 64/pi) with the 1.5*2^52
 //! trick (j = k mod 128 is read from the sum's low bits); Cody-Waite reduction
-//! r = ((x - k P1) - k P2) - k P3 with P1, P2 of 31 bits each (|k| < 2^22, so k P1 and k P2
-//! are exact, and so is x - k P1: both are multiples of 2^-35 below 2^-4), P3 the rest of
-//! pi/64 rounded (|pi/64 - P1 - P2 - P3| < 2^-124). Then Taylor polynomials
+//! r = ((((x - k P1) - k P2) - k P3) - k P4) - k P5 where P1..P4 hold the bits of pi/64 of
+//! weights 2^-5..2^-21, 2^-22..2^-38, 2^-39..2^-55, 2^-56..2^-72 and P5 the rest rounded
+//! (|pi/64 - P1 - ... - P5| < 2^-127.9). Then Taylor polynomials
 //! sin r = r + r^3 (c3 + c5 z + c7 z^2), cos r = 1 + z (c2 + c4 z + c6 z^2), z = r^2,
 //! in Horner form, and the angle-addition formula above.
 //!
 //! Error bound of the fast path (relative, before the final rounding), u = 2^-53:
-//! * reduction: two roundings (x - k P1 - k P2, then - k P3) <= 2u|r| + 2^-97 absolute
-//!   (k P3 rounding and the P1+P2+P3 truncation, times |k| < 2^22); the smallest |r| of any
-//!   f32 below 2^17 is 2^-32.8 (|x * 64/pi - k| >= 2^-28.48, found by an exhaustive scan
-//!   with the exact reduction below), so r has relative error <= 2^-51.9;
+//! * reduction: |k| < 2^36, so every k Pi (i <= 4) is exact. For k != 0, x >= 2^-6 is a
+//!   multiple of 2^-29; x - k P1 is a multiple of 2^-29 below 2^15 (45 bits), the next
+//!   difference a multiple of 2^-38 below 2^-2 (37 bits), the next a multiple of 2^-55 below
+//!   2^-5 (51 bits): all exact. Two roundings remain: - k P4 (u (|r| + 2^-36)) and - k P5
+//!   (u |r|), plus the rounding of k P5 and the truncation of pi/64 (2^-89 + 2^-90
+//!   absolute). The smallest |r| of any f32 is 2^-34.2 (|x * 64/pi - k| >= 2^-29.86 over all
+//!   f32 >= 2^-6, exhaustive scan with the exact reduction below), so r has relative error
+//!   <= 2.72u = 2^-51.56. (k may miss the nearest integer by one when x * 64/pi is within
+//!   2^-16 of a half-integer: then |r| <= pi/128 (1 + 2^-15), which changes nothing below.)
 //! * polynomials: truncation <= r^8/9! < 2^-61 (sin), r^8/8! < 2^-58 (cos) relative; the
 //!   correction terms are below 1.01e-4 (sin) and 3.1e-4 (cos) of the result, so their
-//!   own rounding errors add < 2^-64; the final addition adds u: sin r within 2^-51.3,
+//!   own rounding errors add < 2^-64; the final addition adds u: sin r within 2^-51.1,
 //!   cos r within 2^-52.8;
 //! * combination: table entries (u), two products (u each), one sum (u). Where neither
 //!   term vanishes (j not in {0, 32, 64, 96} for the vanishing one) |S_j cos r| + |C_j sin r|
 //!   <= 3.01 |sin x| (worst at j = 1: 0.0736 vs 0.0245), so the error is at most
-//!   3.01 (2^-51.3 + 2u + u) + u < 2^-48.8; where one term vanishes the other is an exact
+//!   3.01 (2^-51.1 + 2u) + u < 2^-48.8; where one term vanishes the other is an exact
 //!   product by +-1 and the bound is that of sin r or cos r.
-//! FAST_REL_ERR = 2^-47 leaves a margin of 3.5 bits over this; measured maximum over a
-//! sample of 1/7 of all f32 below 2^17: 2^-50.95 (sin), 2^-50.97 (cos).
+//! FAST_REL_ERR = 2^-47 leaves a margin of 1.8 bits over this; measured maximum over a
+//! sample of 1/29 of all f32 below 2^31: 2^-50.98 (sin), 2^-51.01 (cos).
 //!
 //! **Accurate path** (every finite x, double-double):
 //! * |x| < 2^-26: sin x = x - x^3/6, cos x = 1 - x^2/2 (the next terms are 2^-104 of the
@@ -212,13 +217,17 @@ const SIN_TABLE: [(u64, u64); 128] = [
     (0xBFB917A6BC29B42C, 0x3C3E2718D26ED688), // -0.098017140329560602
     (0xBFA91F65F10DD814, 0x3C2912BD0D569A90), // -0.049067674327418014
 ];
-/// pi/64, top 31 bits.
-const P1: f64 = f64::from_bits(0x3FA921FB54400000) /* 0.049087385210441425443 */;
-/// pi/64 - P1, top 31 bits.
-const P2: f64 = f64::from_bits(0x3D80B4611A400000) /* 1.8990939073729564204e-12 */;
-/// pi/64 - P1 - P2, rounded.
-const P3: f64 = f64::from_bits(0x3B913198A2E03707) /* 9.1022876752917379946e-22 */;
-// |pi/64 - P1 - P2 - P3| = 2^-124.29
+/// pi/64, bits of weight 2^-5..2^-21.
+const P1: f64 = f64::from_bits(0x3FA921F000000000) /* 0.049087047576904296875 */;
+/// pi/64, bits of weight 2^-22..2^-38.
+const P2: f64 = f64::from_bits(0x3E96A88000000000) /* 3.3763353712856769562e-7 */;
+/// pi/64, bits of weight 2^-39..2^-55.
+const P3: f64 = f64::from_bits(0x3D80B46000000000) /* 1.8990919947725615202e-12 */;
+/// pi/64, bits of weight 2^-56..2^-72.
+const P4: f64 = f64::from_bits(0x3C41A60000000000) /* 1.913447427847464466e-18 */;
+/// pi/64 - P1 - P2 - P3 - P4, rounded.
+const P5: f64 = f64::from_bits(0x3B53198A2E037073) /* 6.3195820274873460387e-23 */;
+// |pi/64 - (P1 + ... + P5)| = 2^-127.90
 /// 64/pi rounded.
 const INV_STEP: f64 = f64::from_bits(0x40345F306DC9C883) /* 20.371832715762602978 */;
 /// pi/64 as a double-double.
@@ -268,9 +277,9 @@ static SIN_HI: [f64; 128] = {
 /// the low bits of the sum's encoding are k in two's complement.
 const MAGIC: f64 = f64::from_bits(0x4338_0000_0000_0000);
 
-/// Bound of the fast path's domain: 2^17 (0x40F0000000000000 = 131072). Below it
-/// |k| < 2^22, so k * P1 and k * P2 are exact.
-const FAST_LIMIT: f32 = 131072.0;
+/// Bound of the fast path's domain: 2^31 (0x4F000000 as f32). Below it |k| < 2^36, so
+/// k * P1 .. k * P4 are exact.
+const FAST_LIMIT: f32 = f32::from_bits(0x4F00_0000);
 
 /// Below 2^-26 (0x3E50000000000000): sin x = x - x^3/6 and cos x = 1 - x^2/2 to far more
 /// than 106 bits, with the next terms too small to move the odd rounding.
@@ -280,23 +289,23 @@ const TINY: f64 = f64::from_bits(0x3E50_0000_0000_0000);
 const NO_REDUCTION: f64 = f64::from_bits(0x3F90_0000_0000_0000);
 
 /// Fast reduction and polynomials: (j, sin r, cos r) with x = j*pi/64 + r (mod 2*pi),
-/// |r| <= pi/128 (1 + 2^-29). Straight-line f64 code.
+/// |r| <= pi/128 (1 + 2^-15). Straight-line f64 code.
 #[inline(always)]
 fn fast_parts(x: f32) -> (usize, f64, f64) {
     let xd = x as f64;
     let t = xd * INV_STEP + MAGIC;
     let k = t - MAGIC;
     let j = (t.to_bits() & 127) as usize;
-    // x - k*P1 and k*P1, k*P2 are exact (|k| < 2^22, P1, P2 have 31 bits, x is a multiple
-    // of 2^-29 when k != 0); two roundings remain, both relative to r.
-    let r = ((xd - k * P1) - k * P2) - k * P3;
+    // k*P1 .. k*P4 are exact (|k| < 2^36, 17-bit parts) and so are the first three
+    // differences (see the module documentation); two roundings remain, both relative to r.
+    let r = ((((xd - k * P1) - k * P2) - k * P3) - k * P4) - k * P5;
     let z = r * r;
     let sr = r + (r * z) * (FS1 + z * (FS2 + z * FS3));
     let cr = 1.0 + z * (FC1 + z * (FC2 + z * FC3));
     (j, sr, cr)
 }
 
-/// sin r and cos r for a double-double |r| <= pi/128 (1 + 2^-29), relative error below
+/// sin r and cos r for a double-double |r| <= pi/128 (1 + 2^-15), relative error below
 /// 2^-104 each (Taylor series to r^15 and r^14; the terms from z^4 on in f64).
 #[inline(always)]
 fn sincos_poly_dd(r: DD) -> (DD, DD) {
