@@ -8,6 +8,7 @@
 
 pub mod math;
 pub mod ops;
+pub mod rope;
 
 /// CUDA launches of the kernels under `kernels/` (feature `cuda`).
 #[cfg(feature = "cuda")]

@@ -1,0 +1,478 @@
+//! Deterministic rotary position embeddings: correctly rounded cos/sin tables and the
+//! `rope`, `rope_i`, `rope_thd` ops of `candle_nn::rotary_emb`, with backward passes and a
+//! fused variant that takes positions.
+//!
+//! * Tables ([`RopeTables`]): Hugging Face transformers' Llama rotary embedding (default,
+//!   linear, llama3 and YaRN scaling) with every f32 step done as PyTorch does it on the
+//!   CPU and the two transcendental steps correctly rounded: `theta^e` to f32, and
+//!   `cos(angle) * attention_factor` (and sin) to the output dtype, once. The tables are
+//!   built on the host and copied to the device, so they have the same bits everywhere.
+//!   See [`tables`] for the exact sequence of operations.
+//! * Apply ([`rope`], [`rope_i`], [`rope_thd`]): the signatures, layouts and shape rules of
+//!   candle_nn's functions (2D `(t, d/2)` or per-batch 3D `(b, t, d/2)` cos/sin, tables
+//!   may be longer than the sequence). Every output is the exact `x1*c - x2*s` or
+//!   `x1*s + x2*c` of the stored inputs rounded once to the dtype (see [`apply`]), on the
+//!   CPU and in `kernels/rope.cu`. Backward ([`rope_bwd`], ... and candle autograd) is the
+//!   rotation by -theta with the same scheme.
+//! * Fused ([`rope_fused`]): positions instead of tables; the same bits as the table path.
+//!
+//! Differences from candle_nn: non-contiguous inputs are made contiguous instead of
+//! rejected; a per-batch 3D table may have more rows than the sequence (candle_nn then
+//! reads the wrong rows); f64 is rejected (the exact-product scheme needs inputs of at most
+//! 26 significant bits). Bad shapes, dtypes and devices give a `candle_core::Error`.
+
+pub mod apply;
+pub mod tables;
+
+pub use apply::RopeLayout;
+pub use tables::{RopeConfig, RopeFreqs, RopeScaling, cos_sin_entry, pow_f32, rope_freqs};
+
+use apply::Geometry;
+use candle_core::{CpuStorage, CustomOp3, DType, Device, Layout, Result, Shape, Tensor};
+use half::{bf16, f16};
+
+fn err(msg: String) -> candle_core::Error {
+    candle_core::Error::Msg(format!("candle-repro {msg}"))
+}
+
+/// Correctly rounded cos and sin tables of shape (max_positions, rotary_dim / 2).
+#[derive(Debug, Clone)]
+pub struct RopeTables {
+    pub cos: Tensor,
+    pub sin: Tensor,
+    pub freqs: RopeFreqs,
+}
+
+impl RopeTables {
+    /// Tables for positions 0..max_positions of `cfg`, in `dtype` (f32, bf16 or f16), on
+    /// `device` (computed on the host, so the bits do not depend on the device).
+    pub fn new(
+        cfg: &RopeConfig,
+        max_positions: usize,
+        dtype: DType,
+        device: &Device,
+    ) -> Result<RopeTables> {
+        let freqs = rope_freqs(cfg)?;
+        RopeTables::from_freqs(freqs, max_positions, dtype, device)
+    }
+
+    /// Tables from already computed frequencies.
+    pub fn from_freqs(
+        freqs: RopeFreqs,
+        max_positions: usize,
+        dtype: DType,
+        device: &Device,
+    ) -> Result<RopeTables> {
+        let positions: Vec<u64> = (0..max_positions as u64).collect();
+        let shape = (max_positions, freqs.inv_freq.len());
+        let (cos, sin) = rows_tensors(&freqs, &positions, shape.into(), dtype, device)?;
+        Ok(RopeTables { cos, sin, freqs })
+    }
+}
+
+/// cos/sin rows of `freqs` at `positions` as tensors of `shape` (elements = positions x
+/// inv_freq.len()).
+fn rows_tensors(
+    freqs: &RopeFreqs,
+    positions: &[u64],
+    shape: Shape,
+    dtype: DType,
+    device: &Device,
+) -> Result<(Tensor, Tensor)> {
+    fn build<F: Format + Default + candle_core::WithDType>(
+        freqs: &RopeFreqs,
+        positions: &[u64],
+        shape: &Shape,
+        device: &Device,
+    ) -> Result<(Tensor, Tensor)> {
+        let n = positions.len() * freqs.inv_freq.len();
+        let mut c = vec![F::default(); n];
+        let mut s = vec![F::default(); n];
+        tables::fill_rows(
+            &freqs.inv_freq,
+            freqs.attention_factor,
+            positions,
+            &mut c,
+            &mut s,
+        );
+        Ok((
+            Tensor::from_vec(c, shape.clone(), device)?,
+            Tensor::from_vec(s, shape.clone(), device)?,
+        ))
+    }
+    use crate::math::Format;
+    match dtype {
+        DType::F32 => build::<f32>(freqs, positions, &shape, device),
+        DType::BF16 => build::<bf16>(freqs, positions, &shape, device),
+        DType::F16 => build::<f16>(freqs, positions, &shape, device),
+        other => Err(err(format!(
+            "rope tables: dtype {other:?} not supported (f32, bf16, f16)"
+        ))),
+    }
+}
+
+use crate::math::Format;
+
+/// The op: one layout, forward (`sgn = 1`) or backward (`sgn = -1`).
+#[derive(Debug, Clone, Copy)]
+struct RopeOp {
+    layout: RopeLayout,
+    sgn: f64,
+}
+
+impl RopeOp {
+    fn geometry(&self, lx: &Layout, lc: &Layout) -> Result<Geometry> {
+        let (b, h, t, d) = match self.layout {
+            RopeLayout::Thd => {
+                let (b, t, h, d) = lx.shape().dims4()?;
+                (b, h, t, d)
+            }
+            _ => lx.shape().dims4()?,
+        };
+        let (cs_t, batched) = match *lc.dims() {
+            [t, _] => (t, false),
+            [_, t, _] => (t, true),
+            _ => return Err(err("rope: cos/sin must be 2D or 3D".into())),
+        };
+        Ok(Geometry {
+            layout: self.layout,
+            b,
+            h,
+            t,
+            d,
+            cs_t,
+            batched,
+        })
+    }
+}
+
+fn contiguous<'a, T>(s: &'a [T], l: &Layout, what: &str) -> Result<&'a [T]> {
+    match l.contiguous_offsets() {
+        Some((a, b)) => Ok(&s[a..b]),
+        None => Err(err(format!("rope: {what} has to be contiguous"))),
+    }
+}
+
+impl CustomOp3 for RopeOp {
+    fn name(&self) -> &'static str {
+        match (self.layout, self.sgn > 0.0) {
+            (RopeLayout::Halves, true) => "repro-rope",
+            (RopeLayout::Interleaved, true) => "repro-rope-i",
+            (RopeLayout::Thd, true) => "repro-rope-thd",
+            (RopeLayout::Halves, false) => "repro-rope-bwd",
+            (RopeLayout::Interleaved, false) => "repro-rope-i-bwd",
+            (RopeLayout::Thd, false) => "repro-rope-thd-bwd",
+        }
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+        s3: &CpuStorage,
+        l3: &Layout,
+    ) -> Result<(CpuStorage, Shape)> {
+        let g = self.geometry(l1, l2)?;
+        fn run<F: Format + Default + candle_core::WithDType>(
+            g: &Geometry,
+            sgn: f64,
+            x: &[F],
+            l1: &Layout,
+            c: &[F],
+            l2: &Layout,
+            s: &[F],
+            l3: &Layout,
+        ) -> Result<CpuStorage> {
+            let x = contiguous(x, l1, "xs")?;
+            let c = contiguous(c, l2, "cos")?;
+            let s = contiguous(s, l3, "sin")?;
+            let mut y = vec![F::default(); x.len()];
+            apply::apply(g, x, c, s, &mut y, sgn);
+            Ok(F::to_cpu_storage_owned(y))
+        }
+        let out = match (s1, s2, s3) {
+            (CpuStorage::F32(x), CpuStorage::F32(c), CpuStorage::F32(s)) => {
+                run(&g, self.sgn, x, l1, c, l2, s, l3)?
+            }
+            (CpuStorage::BF16(x), CpuStorage::BF16(c), CpuStorage::BF16(s)) => {
+                run(&g, self.sgn, x, l1, c, l2, s, l3)?
+            }
+            (CpuStorage::F16(x), CpuStorage::F16(c), CpuStorage::F16(s)) => {
+                run(&g, self.sgn, x, l1, c, l2, s, l3)?
+            }
+            _ => {
+                use candle_core::backend::BackendStorage;
+                return Err(err(format!(
+                    "{}: unsupported dtypes {:?} {:?} {:?} (f32, bf16 or f16, all the same)",
+                    self.layout.name(),
+                    s1.dtype(),
+                    s2.dtype(),
+                    s3.dtype()
+                )));
+            }
+        };
+        Ok((out, l1.shape().clone()))
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        s1: &candle_core::CudaStorage,
+        l1: &Layout,
+        s2: &candle_core::CudaStorage,
+        l2: &Layout,
+        s3: &candle_core::CudaStorage,
+        l3: &Layout,
+    ) -> Result<(candle_core::CudaStorage, Shape)> {
+        let g = self.geometry(l1, l2)?;
+        crate::cuda::rope::rope_fwd(&g, self.sgn, s1, l1, s2, l2, s3, l3)
+    }
+
+    fn bwd(
+        &self,
+        _xs: &Tensor,
+        cos: &Tensor,
+        sin: &Tensor,
+        _res: &Tensor,
+        grad: &Tensor,
+    ) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
+        // The gradient with respect to xs only (the tables are constants).
+        let op = RopeOp {
+            layout: self.layout,
+            sgn: -self.sgn,
+        };
+        let dx = grad.contiguous()?.apply_op3_no_bwd(cos, sin, &op)?;
+        Ok((Some(dx), None, None))
+    }
+}
+
+/// Checks of candle_nn's shape rules, plus dtype, device and head-size checks; returns the
+/// contiguous inputs.
+fn check(
+    layout: RopeLayout,
+    xs: &Tensor,
+    cos: &Tensor,
+    sin: &Tensor,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let name = layout.name();
+    let dims = xs.dims();
+    if dims.len() != 4 {
+        return Err(err(format!(
+            "{name}: xs must be 4D ({}), got shape {:?}",
+            if layout == RopeLayout::Thd {
+                "b, t, h, d"
+            } else {
+                "b, h, t, d"
+            },
+            xs.shape()
+        )));
+    }
+    let (b, t, d) = match layout {
+        RopeLayout::Thd => (dims[0], dims[1], dims[3]),
+        _ => (dims[0], dims[2], dims[3]),
+    };
+    if d % 2 != 0 {
+        return Err(err(format!("{name}: the head size must be even, got {d}")));
+    }
+    if cos.dims() != sin.dims() {
+        return Err(err(format!(
+            "{name}: cos and sin shapes differ: {:?} vs {:?}",
+            cos.shape(),
+            sin.shape()
+        )));
+    }
+    let (cs_t, cs_d) = match *cos.dims() {
+        [t, d] => (t, d),
+        [bb, t, d] => {
+            if bb != b {
+                return Err(err(format!(
+                    "{name}: inconsistent batch size: xs {:?}, cos/sin {:?}",
+                    xs.shape(),
+                    cos.shape()
+                )));
+            }
+            (t, d)
+        }
+        _ => {
+            return Err(err(format!(
+                "{name}: cos/sin must be 2D (t, d/2) or 3D (b, t, d/2), got {:?}",
+                cos.shape()
+            )));
+        }
+    };
+    if cs_d * 2 != d || t > cs_t {
+        return Err(err(format!(
+            "{name}: inconsistent last dim size: xs {:?}, cos/sin {:?} (need (>= {t}, {}))",
+            xs.shape(),
+            cos.shape(),
+            d / 2
+        )));
+    }
+    let dt = xs.dtype();
+    if !matches!(dt, DType::F32 | DType::BF16 | DType::F16) {
+        return Err(err(format!(
+            "{name}: dtype {dt:?} not supported (f32, bf16, f16)"
+        )));
+    }
+    if cos.dtype() != dt || sin.dtype() != dt {
+        return Err(err(format!(
+            "{name}: mismatched dtypes: xs {dt:?}, cos {:?}, sin {:?}",
+            cos.dtype(),
+            sin.dtype()
+        )));
+    }
+    if !xs.device().same_device(cos.device()) || !xs.device().same_device(sin.device()) {
+        return Err(err(format!(
+            "{name}: xs, cos and sin must be on the same device ({:?}, {:?}, {:?})",
+            xs.device().location(),
+            cos.device().location(),
+            sin.device().location()
+        )));
+    }
+    Ok((xs.contiguous()?, cos.contiguous()?, sin.contiguous()?))
+}
+
+fn run(layout: RopeLayout, sgn: f64, xs: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<Tensor> {
+    let (xs, cos, sin) = check(layout, xs, cos, sin)?;
+    let op = RopeOp { layout, sgn };
+    if sgn > 0.0 {
+        xs.apply_op3(&cos, &sin, op)
+    } else {
+        xs.apply_op3_no_bwd(&cos, &sin, &op)
+    }
+}
+
+/// `candle_nn::rotary_emb::rope`: xs (b, h, t, d), cos/sin (t', d/2) or (b, t', d/2) with
+/// t' >= t; y[i] = x[i] c - x[i+d/2] s, y[i+d/2] = x[i] s + x[i+d/2] c, correctly rounded.
+/// Differentiable with respect to xs.
+pub fn rope(xs: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<Tensor> {
+    run(RopeLayout::Halves, 1.0, xs, cos, sin)
+}
+
+/// `candle_nn::rotary_emb::rope_i`: interleaved pairs (x[2i], x[2i+1]).
+pub fn rope_i(xs: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<Tensor> {
+    run(RopeLayout::Interleaved, 1.0, xs, cos, sin)
+}
+
+/// `candle_nn::rotary_emb::rope_thd`: xs (b, t, h, d), rotated halves.
+pub fn rope_thd(xs: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<Tensor> {
+    run(RopeLayout::Thd, 1.0, xs, cos, sin)
+}
+
+/// Gradient of [`rope`] with respect to xs: the rotation by -theta of `grad`.
+pub fn rope_bwd(grad: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<Tensor> {
+    run(RopeLayout::Halves, -1.0, grad, cos, sin)
+}
+
+/// Gradient of [`rope_i`] with respect to xs.
+pub fn rope_i_bwd(grad: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<Tensor> {
+    run(RopeLayout::Interleaved, -1.0, grad, cos, sin)
+}
+
+/// Gradient of [`rope_thd`] with respect to xs.
+pub fn rope_thd_bwd(grad: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<Tensor> {
+    run(RopeLayout::Thd, -1.0, grad, cos, sin)
+}
+
+/// Any of the three ops by layout.
+pub fn rope_with(layout: RopeLayout, xs: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<Tensor> {
+    run(layout, 1.0, xs, cos, sin)
+}
+
+/// Rotary embedding from positions: `positions` is (t,) or (b, t), integer (u8, u32, i64)
+/// and non-negative; cos/sin of `freqs` at those positions are computed inside the op
+/// (one row per distinct (batch, time) slot, shared by the heads) in xs's dtype and applied
+/// as [`rope_with`] would apply [`RopeTables`] rows: the same bits as the table path.
+/// Differentiable with respect to xs.
+pub fn rope_fused(
+    layout: RopeLayout,
+    xs: &Tensor,
+    positions: &Tensor,
+    freqs: &RopeFreqs,
+) -> Result<Tensor> {
+    let name = layout.name();
+    let dims = xs.dims();
+    if dims.len() != 4 {
+        return Err(err(format!(
+            "{name} (fused): xs must be 4D, got {:?}",
+            xs.shape()
+        )));
+    }
+    let (b, t, d) = match layout {
+        RopeLayout::Thd => (dims[0], dims[1], dims[3]),
+        _ => (dims[0], dims[2], dims[3]),
+    };
+    if d != 2 * freqs.inv_freq.len() {
+        return Err(err(format!(
+            "{name} (fused): head size {d} does not match rotary_dim {}",
+            2 * freqs.inv_freq.len()
+        )));
+    }
+    let pos: Vec<i64> = match positions.dtype() {
+        DType::U8 | DType::U32 | DType::I64 => positions
+            .to_dtype(DType::I64)?
+            .flatten_all()?
+            .to_vec1::<i64>()?,
+        other => {
+            return Err(err(format!(
+                "{name} (fused): positions must be integers (u8, u32, i64), got {other:?}"
+            )));
+        }
+    };
+    let batched = match *positions.dims() {
+        [pt] if pt == t => false,
+        [pb, pt] if pb == b && pt == t => true,
+        _ => {
+            return Err(err(format!(
+                "{name} (fused): positions must be (t,) = ({t},) or (b, t) = ({b}, {t}), got {:?}",
+                positions.shape()
+            )));
+        }
+    };
+    if let Some(p) = pos.iter().find(|p| **p < 0) {
+        return Err(err(format!("{name} (fused): negative position {p}")));
+    }
+    let pos: Vec<u64> = pos.into_iter().map(|p| p as u64).collect();
+    let half = d / 2;
+    let shape: Shape = if batched {
+        (b, t, half).into()
+    } else {
+        (t, half).into()
+    };
+    let (cos, sin) = rows_tensors(freqs, &pos, shape, xs.dtype(), xs.device())?;
+    run(layout, 1.0, xs, &cos, &sin)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sum_cr_is_correct_rounding() {
+        // 1 + 2^-24 + 2^-60: the f64 sum drops 2^-60, a plain f32 rounding of the f64 sum
+        // would tie to 1; the exact value is above the midpoint.
+        let p = 1.0 + f64::from_bits(0x3E70_0000_0000_0000); // 1 + 2^-24
+        let q = f64::from_bits(0x3C30_0000_0000_0000); // 2^-60
+        let y: f32 = apply::sum_cr(p, q);
+        assert_eq!(y, 1.0 + f32::EPSILON);
+        let y: f32 = apply::sum_cr(p, -q);
+        assert_eq!(y, 1.0);
+        let y: f32 = apply::sum_cr(p, 0.0);
+        assert_eq!(y, 1.0); // tie to even
+    }
+
+    #[test]
+    fn pow_exact_cases() {
+        assert_eq!(pow_f32(10000.0, 0.5).unwrap(), 100.0);
+        assert_eq!(pow_f32(10000.0, 0.0).unwrap(), 1.0);
+        assert_eq!(pow_f32(10000.0, 0.25).unwrap(), 10.0);
+    }
+
+    #[test]
+    fn entry_at_zero() {
+        let (c, s): (f32, f32) = cos_sin_entry(0.0, 1.0);
+        assert_eq!((c, s), (1.0, 0.0));
+    }
+}
