@@ -751,6 +751,29 @@ mod tests {
         assert!(exp_fast_f64(f64::NAN).is_nan());
     }
 
+    /// The block-split path of long rows gives the one-pass path's bits.
+    #[test]
+    fn long_row_blocks_equal_one_pass() {
+        let mut st = 1u64;
+        let n = 3 * BLOCK + 77;
+        let x: Vec<f32> = (0..n)
+            .map(|_| {
+                st = st
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((st >> 40) as f32 / (1u64 << 24) as f32) * 40.0 - 20.0
+            })
+            .collect();
+        for log in [false, true] {
+            let mut a = vec![0.0f32; n];
+            let mut b = vec![0.0f32; n];
+            let mut scratch = vec![0.0; n];
+            row_generic(log, &x, &mut a, &mut scratch);
+            long_row(VectorPath::detect(), log, &x, &mut b);
+            assert!(a.iter().zip(&b).all(|(a, b)| a.to_bits() == b.to_bits()));
+        }
+    }
+
     #[test]
     fn special_rows() {
         let p = VectorPath::Baseline;
