@@ -227,13 +227,23 @@ fn cuda_non_contiguous_layouts() {
             // transposed view
             let a = output_bits(&candle_repro::unary(&c.t().unwrap(), f).unwrap());
             let b = output_bits(&candle_repro::unary(&g.t().unwrap(), f).unwrap());
-            assert!(a == b, "{} {} transposed: CUDA != CPU", f.name(), dtype_name(dtype));
+            assert!(
+                a == b,
+                "{} {} transposed: CUDA != CPU",
+                f.name(),
+                dtype_name(dtype)
+            );
             // narrowed view with a start offset and a row stride
             let cn = c.narrow(1, 7, 500).unwrap();
             let gn = g.narrow(1, 7, 500).unwrap();
             let a = output_bits(&candle_repro::unary(&cn, f).unwrap());
             let b = output_bits(&candle_repro::unary(&gn, f).unwrap());
-            assert!(a == b, "{} {} narrowed: CUDA != CPU", f.name(), dtype_name(dtype));
+            assert!(
+                a == b,
+                "{} {} narrowed: CUDA != CPU",
+                f.name(),
+                dtype_name(dtype)
+            );
         }
     }
     // empty tensor

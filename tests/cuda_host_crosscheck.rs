@@ -227,8 +227,11 @@ fn check_parts(func: Func) {
                         return Some((x, r_dom as u32, d_dom as u32));
                     }
                     let r_fast = (r.fast)(xf).to_bits();
-                    (r_dom && r_fast != d_fast)
-                        .then_some((x, (r_fast >> 32) as u32, (d_fast >> 32) as u32))
+                    (r_dom && r_fast != d_fast).then_some((
+                        x,
+                        (r_fast >> 32) as u32,
+                        (d_fast >> 32) as u32,
+                    ))
                 })
                 .collect::<Vec<_>>()
         })

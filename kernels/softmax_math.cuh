@@ -1,0 +1,153 @@
+// Device mirror of the softmax row math in src/ops/softmax.rs and src/math/exact_sum.rs:
+// the same per-element operations (exp_fast_f64 of x - m in f64, the two-piece split with
+// quanta 2^-40 and 2^-80, e * (1/S) rounded once), and the same exact integer totals. The
+// integer sums do not depend on how the row is divided among threads, warps or blocks, so a
+// CUDA block reducing its threads' partial sums in shared memory (in any order) gets the
+// CPU's totals, hence its bits. Compiles as CUDA and as host C++ (the cross-check in
+// tests/softmax_cuda_hostcheck.rs drives these functions the way the kernel does).
+#pragma once
+
+#include "repro_math.cuh"
+#include "softmax_exp.cuh"
+
+namespace repro {
+namespace softmax {
+
+// 1.5 * 2^12 (ulp 2^-40), 1.5 * 2^-28 (ulp 2^-80), 2^40, 2^80, 2^64, 2^32.
+#define RM_SM_C_HI F64(0x40B8000000000000)
+#define RM_SM_C_LO F64(0x3E38000000000000)
+#define RM_SM_TWO_P40 F64(0x4270000000000000)
+#define RM_SM_TWO_P80 F64(0x44F0000000000000)
+#define RM_SM_TWO_P64 F64(0x43F0000000000000)
+#define RM_SM_TWO_P32 F64(0x41F0000000000000)
+
+// Summands per thread between flushes: |hi| stays below 2^12 (exact lane additions).
+#define RM_SM_FLUSH 2048
+
+// An exact partial sum (units 2^-40 and 2^-80) and whether a NaN entered.
+struct Partial {
+    __int128 hi;
+    __int128 lo;
+    bool nan;
+};
+
+RM_FN Partial partial_zero() {
+    Partial p;
+    p.hi = 0;
+    p.lo = 0;
+    p.nan = false;
+    return p;
+}
+
+RM_FN Partial merge(Partial a, Partial b) {
+    Partial p;
+    p.hi = a.hi + b.hi;
+    p.lo = a.lo + b.lo;
+    p.nan = a.nan || b.nan;
+    return p;
+}
+
+// exact_sum::split
+RM_FN void split(double v, double* hi, double* lo) {
+    double h = (v + RM_SM_C_HI) - RM_SM_C_HI;
+    *hi = h;
+    *lo = ((v - h) + RM_SM_C_LO) - RM_SM_C_LO;
+}
+
+// A flush: the lanes are integer multiples of their quanta below 2^53 (exact conversions).
+RM_FN void flush(Partial* p, double* hi, double* lo) {
+    p->nan = p->nan || is_nan(*hi);
+    p->hi += (__int128)f64_to_i64(*hi * RM_SM_TWO_P40);
+    p->lo += (__int128)f64_to_i64(*lo * RM_SM_TWO_P80);
+    *hi = 0.0;
+    *lo = 0.0;
+}
+
+// e^(x - m) (ops::softmax::term).
+RM_FN double term(float x, float m) { return exp_fast_f64((double)x - (double)m); }
+
+// Max of the elements i = t, t + T, ... of a row (NaN ignored).
+template <class F>
+RM_FN float max_partial(const typename F::T* x, size_t n, size_t t, size_t T) {
+    float m = f32_from_bits(0xFF800000u);
+    for (size_t i = t; i < n; i += T) {
+        float v = F::to_f32(x[i]);
+        m = v > m ? v : m;
+    }
+    return m;
+}
+
+// #{x == m} and #{x <= m} over the elements i = t, t + T, ...
+template <class F>
+RM_FN void count_partial(const typename F::T* x, size_t n, float m, size_t t, size_t T,
+                         unsigned long long* k, unsigned long long* le) {
+    unsigned long long kk = 0, ll = 0;
+    for (size_t i = t; i < n; i += T) {
+        float v = F::to_f32(x[i]);
+        kk += v == m ? 1 : 0;
+        ll += v <= m ? 1 : 0;
+    }
+    *k = kk;
+    *le = ll;
+}
+
+// The exact sum of e^(x_i - m) over the elements i = t, t + T, ...
+template <class F>
+RM_FN Partial sum_partial(const typename F::T* x, size_t n, float m, size_t t, size_t T) {
+    Partial p = partial_zero();
+    double hi = 0.0, lo = 0.0;
+    unsigned int count = 0;
+    for (size_t i = t; i < n; i += T) {
+        double h, l;
+        split(term(F::to_f32(x[i]), m), &h, &l);
+        hi = hi + h;
+        lo = lo + l;
+        count++;
+        if (count == RM_SM_FLUSH) {
+            flush(&p, &hi, &lo);
+            count = 0;
+        }
+    }
+    flush(&p, &hi, &lo);
+    return p;
+}
+
+// FixedSum::to_dd(exp): (hi 2^40 + lo) 2^-80 2^exp as a double-double.
+RM_FN DD total_to_dd(Partial s, int32_t exp) {
+    __int128 n = (s.hi << 40) + s.lo;
+    bool neg = n < 0;
+    unsigned __int128 a = neg ? (unsigned __int128)0 - (unsigned __int128)n : (unsigned __int128)n;
+    double top = (double)(uint64_t)(a >> 64) * RM_SM_TWO_P64;
+    double mid = (double)(((uint64_t)(a >> 32)) & 0xFFFFFFFFULL) * RM_SM_TWO_P32;
+    double low = (double)(((uint64_t)a) & 0xFFFFFFFFULL);
+    DD v = DD::from_f64(top).add_f64(mid).add_f64(low);
+    v = v.scale(pow2(-80)).scale(pow2(exp));
+    return neg ? v.neg() : v;
+}
+
+// 1/S for softmax from the row's exact total.
+RM_FN double softmax_recip(Partial total) { return 1.0 / total_to_dd(total, 0).hi; }
+
+// One softmax output: e^(x - m) * (1/S), rounded once.
+template <class F>
+RM_FN typename F::T softmax_value(float x, float m, double r) {
+    return F::round(term(x, m) * r);
+}
+
+// The values of a special softmax row (NaN anywhere, or a non-finite maximum): *on for the
+// +inf entries, *off for the others; both NaN when the row has a NaN or is all -inf.
+template <class F>
+RM_FN void softmax_special(bool nan, float m, unsigned long long k, typename F::T* on,
+                           typename F::T* off) {
+    if (nan || m == f32_from_bits(0xFF800000u)) {
+        *on = F::round(f64_from_bits(0x7FF8000000000000ULL));
+        *off = *on;
+        return;
+    }
+    DD kd = DD::from_f64((double)k);
+    *on = F::round(round_odd(DD::from_f64(1.0).div(kd)));
+    *off = F::round(0.0);
+}
+
+}  // namespace softmax
+}  // namespace repro
