@@ -38,10 +38,10 @@
 //! sample of 1/29 of all f32 below 2^31: 2^-50.98 (sin), 2^-51.01 (cos).
 //!
 //! **Accurate path** (every finite x, double-double):
-//! * |x| < 2^-26: sin x = x - x^3/6, cos x = 1 - x^2/2 (the next terms are 2^-104 of the
-//!   last one kept); x^3/6 may underflow, then x itself is returned: it is representable
-//!   in the output format and the exact value lies within 2^-78 relative of it, never near a
-//!   rounding boundary.
+//! * |x| < 2^-26: sin x = x - x^3/6, cos x = 1 - x^2/2 (the omitted terms are below 2^-108
+//!   of the result); x^3/6 (< 2^-54.6 |x|) may underflow, then x itself is returned: it is
+//!   representable in the output format (the input is) and the exact value lies far closer
+//!   to it than to any rounding boundary, so the final rounding is the same.
 //! * 2^-26 <= |x| < 2^-6: r = |x| exactly, j = 0.
 //! * otherwise the exact Payne-Hanek reduction [`reduce_pi64`]: |x| = m 2^e with a 24-bit
 //!   integer m; x * 64/pi mod 128 only depends on the 192 bits of 2/pi from bit e-1 on,
@@ -418,9 +418,10 @@ pub(crate) fn sincos_dd(x: f32) -> (DD, DD) {
     let xd = x as f64;
     let a = xd.abs();
     if a < TINY {
-        // sin x = x - x^3/6 (x^3/6 < 2^-78 |x|; it may underflow, then x alone is the
-        // result rounded to odd: x is representable in every output format, and the exact
-        // value is within 2^-78 relative of it). cos x = 1 - x^2/2 (x^2 exact, < 2^-52).
+        // sin x = x - x^3/6 (x^3/6 < 2^-54.6 |x|; if it underflows, x alone rounds the
+        // same way as the exact value: x is representable in the output format and the
+        // exact value is within 2^-54.6 relative of it). cos x = 1 - x^2/2 (x^2 exact,
+        // below 2^-52, so |lo| <= ulp(1)/2).
         let lo = -(xd * xd * xd) * f64::from_bits(0x3FC5_5555_5555_5555); // 1/6
         let sin = DD::new(xd, lo);
         let cos = DD::new(1.0, -(xd * xd) * 0.5);
