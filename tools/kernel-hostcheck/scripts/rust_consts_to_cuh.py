@@ -28,7 +28,7 @@ def scalar(bits):
 
 
 src = open(sys.argv[1]).read()
-src_nocomments = re.sub(r"//[^\n]*", "", src)
+src_nocomments = re.sub(r"/\*.*?\*/", "", re.sub(r"//[^\n]*", "", src), flags=re.S)
 out = []
 for m in re.finditer(
     r"(?:pub(?:\(crate\))?\s+)?const\s+(\w+)\s*:\s*f64\s*=\s*f64::from_bits\(\s*(0x[0-9A-Fa-f_]+|\d+)\s*\)\s*;",
@@ -50,6 +50,13 @@ for m in re.finditer(
         f"RM_FN DD {name}() {{ return DD::make({scalar(hi)}, {scalar(lo)}); }}"
         f"  // 0x{hi:016X}, 0x{lo:016X}"
     )
+for m in re.finditer(
+    r"(?:pub(?:\(crate\))?\s+)?const\s+(\w+)\s*:\s*f32\s*=\s*f32::from_bits\(\s*(0x[0-9A-Fa-f_]+)\s*\)\s*;",
+    src_nocomments,
+):
+    name, bits = m.group(1), int(m.group(2).replace("_", ""), 16)
+    v = struct.unpack("<f", struct.pack("<I", bits))[0]
+    out.append(f"constexpr float {name} = {v.hex()}f;  // 0x{bits:08X}")
 for m in re.finditer(
     r"(?:pub(?:\(crate\))?\s+)?const\s+(\w+)\s*:\s*(u64|u32|i64|i32)\s*=\s*(0x[0-9A-Fa-f_]+|\d+)\s*;",
     src_nocomments,
@@ -75,7 +82,7 @@ for m in re.finditer(
 ):
     name, elem, n, body = m.group(1), m.group(2), int(m.group(3)), m.group(4)
     nums = [int(x.replace("_", ""), 0) for x in re.findall(r"0x[0-9A-Fa-f_]+|\b\d+\b", body)]
-    if "f64::from_bits" not in body and elem.strip() not in ("u64", "(u64, u64)", "(u64,u64)"):
+    if "from_bits" not in body and elem.strip() not in ("u64", "(u64, u64)", "(u64,u64)"):
         print(f"// skipped table {name}: element type {elem}", file=sys.stderr)
         continue
     per = 2 if elem.replace(" ", "") in ("(u64,u64)", "DD") else 1
