@@ -8,6 +8,8 @@
 //! with the Rust functions) and `tests/cuda_ptx_lint.rs` (no approximate or flush-to-zero
 //! instruction in the PTX, and the PTX assembles for sm_80 and sm_90).
 
+pub mod softmax;
+
 use crate::ops::elementwise::UnaryFn;
 use candle_core::cuda_backend::cudarc::driver::{
     CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg,
