@@ -46,10 +46,46 @@ fn candle_repro_hard_cases(func: Func) -> Vec<f32> {
             // results within 2^-50 of a rounding boundary (hybrid exhaustive scan)
             0x3C10_7FE6,
         ],
-        Func::Tanh => &[],
-        Func::Sigmoid => &[],
-        Func::Silu => &[],
-        Func::Softplus => &[],
+        // Closest to midpoints (hybrid exhaustive check of x in [0, 10], tanh is odd), the
+        // saturation to 1 (9.0109), the series/expm1 switch (2^-25), the clamp (20), and
+        // x ~ 2^-12 where x^3/3 is about half an ulp of x.
+        Func::Tanh => &[
+            0x3ac37de2, 0x3eee0566, 0x40acb4d0, 0xbac37de2, 0xbeee0566, 0xc0acb4d0, 0x41102cb3,
+            0x41102cb4, 0xc1102cb4, 0x32ffffff, 0x33000000, 0xb3000000, 0x419fffff, 0x41a00000,
+            0x41a00001, 0xc1a00000, 0x39800000, 0x39b504f3, 0x3a000000,
+        ],
+        // 1/2 + x/4 - x^3/48 next to midpoints (2^-23, -2^-24, ...), closest non-structural
+        // cases, the switch at x = -1 and at x/2 = 2^-25, saturation (17.3287 -> 1,
+        // -103.972 -> 0), the accurate path's limits (40, -200) and the fast domain's (700).
+        Func::Sigmoid => &[
+            0x34000000, 0x34c00000, 0x35200000, 0xb3800000, 0xb4400000, 0xb4a00000, 0x38008000,
+            0xb7808000, 0x3a689801, 0x3b128604, 0x3d21bc81, 0x3e8dffaf, 0xba928601, 0xbda363f4,
+            0xbe104170, 0xbf1964d0, 0xbf800000, 0xbf800001, 0x337fffff, 0x33800000, 0x421fffff,
+            0x42200000, 0xc3480000, 0xc3480001, 0x442f0000, 0x442f0001, 0xc42f0000, 0xc42f0001,
+            0x418aa122, 0x418aa123, 0xc2cff1b4, 0xc2cff1b5,
+        ],
+        // Subnormal x (x/2 is a midpoint, x^2/4 decides), x/2 + x^2/4 next to midpoints,
+        // closest non-structural cases, the switch at x = -1, underflow (-108.66),
+        // silu(x) = x from 16.677, the accurate path's limits (40, -200) and 700.
+        Func::Silu => &[
+            0x00000001, 0x00000003, 0x80000001, 0x80000003, 0x007fffff, 0x00800001, 0x80800001,
+            0x34000000, 0x35400000, 0x33b504f3, 0x35e24630, 0x3711c456, 0x37c6e079, 0x37f58941,
+            0x38126c8e, 0x3958ec88, 0x395f8905, 0x3afa4289, 0x3c3e6610, 0x3c99acda, 0x3ecea6b0,
+            0x3f9290c2, 0xb3b504f3, 0xb5e24630, 0xb711c456, 0xb7c6e079, 0xb7f58941, 0xb8126c8e,
+            0xb958ec88, 0xb95f8905, 0xbafa4289, 0xbc3e6610, 0xbc99acda, 0xbf503320, 0xc0a8fb13,
+            0xc1ee41a0, 0xbf800000, 0xbf800001, 0xc2d95213, 0xc2d95214, 0x41856a70, 0x41856a71,
+            0x421fffff, 0x42200000, 0xc3480000, 0xc3480001, 0x442f0000, 0xc42f0000, 0xc42f0001,
+        ],
+        // Closest to midpoints (hybrid exhaustive check of [-112, 20]), ln2 + x/2 near 0,
+        // underflow (-103.972), softplus(x) = x from 14.556, the accurate path's limits
+        // (40, -200) and the fast domain's (-700).
+        Func::Softplus => &[
+            0x398b9622, 0x39c4c3c9, 0x39ea41d0, 0x3a294d42, 0x3ad68ba7, 0x3aef7621, 0x3fd7f6b4,
+            0x40a3f888, 0xb36fa39f, 0xb6addf56, 0xb8dc1f6f, 0xba095059, 0xba41eced, 0xbe6064b3,
+            0xbee22485, 0xbf29a208, 0xc11559bf, 0x34000000, 0xb4000000, 0xc2cff1b4, 0xc2cff1b5,
+            0x4168e5bf, 0x4168e5c0, 0x421fffff, 0x42200000, 0xc3480000, 0xc3480001, 0xc42f0000,
+            0xc42f0001,
+        ],
     };
     bits.iter().map(|&b| f32::from_bits(b)).collect()
 }
