@@ -4,29 +4,34 @@
 //! row is split into blocks (on the CPU or on CUDA).
 //!
 //! # Forward, per row x_1..x_n (inputs widened exactly to f32, then f64)
-//! 1. m = max x_i, k = #{i : x_i = m}, x2 = max {x_i : x_i < m} (-inf if none): maxima and
-//!    counts, order-free.
+//! 1. m = max x_i (order-free; NaNs are detected separately, see below).
 //! 2. d_i = x_i - m in f64. It is exact when the exponents of x_i and m are within 28 of
-//!    each other; otherwise |d_i| rounds with error <= ulp(d_i)/2, and while e^d_i matters
-//!    (d_i >= -746) that is below 2^-44 absolutely, 2^-44 relatively in e_i.
+//!    each other; otherwise it rounds with error <= ulp(d_i)/2, and while e^d_i matters
+//!    (d_i >= -746, so |x_i|, |m| < 2^10) that is below 2^-44 absolutely, hence 2^-44
+//!    relatively in e_i (2^-46 while y_i is representable in f32: d_i >= -104).
 //!    e_i = exp_fast_f64(d_i) (relative error <= 2^-51; exactly 1 for the maxima, exactly 0
-//!    for -inf entries).
-//! 3. The sum of the non-maximal terms, exactly: with e2 = exp_fast_f64(x2 - m) and E2 its
-//!    binary exponent, every e_i 2^-(E2+1) (x_i < m) lies in [0, 1 + 2^-50]: those are
-//!    summed by the order-free fixed-point accumulator of [`crate::math::exact_sum`]
-//!    (quantum 2^-80 relative to the largest non-maximal term; exact integer totals after
-//!    that). T = (k - 1) + Sigma as a double-double, S = 1 + T, relative error about 2^-50
-//!    (the e_i's 2^-51 plus the dropped quanta, n 2^-81 relative to the largest term).
-//! 4. softmax: y_i = e_i * (1/S) in f64, rounded once to the output dtype (error below
-//!    2^-49.4 relative before that rounding: e_i 2^-51 (+ 2^-44 in the rare inexact-d_i
-//!    case), S 2^-51 + n 2^-81, 1/S and the product 2^-53 each; so at most 0.5 ulp +
-//!    2^-25 ulp of f32).
-//!    log-softmax: y_i = (x_i - m) - log1p(T): x_i - m exact as a double-double (two_sum),
-//!    log1p(T) by the double-double `log1p_dd` (2^-100), so y_i is the exact difference up
-//!    to T's 2^-50 relative error times T/(|d_i| + T) <= 1 (no cancellation: both terms
-//!    have the same sign), rounded to odd then once to the output dtype. T is computed
-//!    relative to the largest non-maximal term, so even a row like [0, -100] gets its tiny
-//!    y_max = -log1p(e^-100) = -3.7e-44 right, where summing e_i in f32 gives 0.
+//!    for -inf entries, NaN for NaN entries).
+//! 3. softmax: S = sum e_i, exactly in the sense of [`crate::math::exact_sum`]: each e_i in
+//!    [0, 1] is split into multiples of 2^-40 and 2^-80 (dropping at most 2^-81), and those
+//!    are summed exactly (f64 lanes that cannot round, flushed into 128-bit integers). The
+//!    integer totals depend only on the multiset of the e_i: not on the order, the lanes,
+//!    the block split, the threads or the CUDA reduction tree. S >= 1 (the maximum gives
+//!    1), so S's relative error is below 2^-51 + n 2^-81. A NaN entry makes a lane NaN,
+//!    which the flush detects (NaN row).
+//!    y_i = e_i * (1/S) in f64, rounded once to the output dtype. Error before that
+//!    rounding below 2^-49.4 relative (e_i 2^-51, S 2^-51 + n 2^-81, 1/S and the product
+//!    2^-53 each; 2^-43.9 in the rare inexact-d_i case): at most 0.5 ulp + 2^-25 ulp of
+//!    f32 (0.5 + 2^-19.9 ulp in that case), within the 1-ulp target with a wide margin.
+//! 4. log-softmax needs more: y_max = -log1p(T) with T = S - 1, which can be tiny (a row
+//!    [0, -100] has T = e^-100, and y_max = -3.7e-44 is a subnormal f32 that a sum of e_i
+//!    to 2^-80 could not resolve). So: k = #{x_i = m} and x2 = max {x_i < m} (counting
+//!    pass, which also finds NaNs: #{x_i <= m} < n), e2 = exp_fast_f64(x2 - m) with binary
+//!    exponent E2, and the non-maximal terms scaled by 2^-(E2+1) into [0, 1 + 2^-50] are
+//!    summed exactly as above: T = (k - 1) + 2^(E2+1) Sigma as a double-double, relative
+//!    error about 2^-50 whatever its size. y_i = (x_i - m) - log1p(T): x_i - m exact as a
+//!    double-double (two_sum), log1p(T) by `log1p_dd` (2^-100), the difference in
+//!    double-double (no cancellation: both terms are <= 0), so y_i's relative error is at
+//!    most T's 2^-50 times T/(|d_i| + T) <= 1; rounded to odd, then once to the dtype.
 //!
 //! # Special rows (the same on CPU and CUDA)
 //! * any NaN: the whole row is the canonical NaN;
