@@ -22,7 +22,10 @@ pub const ELEMENTWISE_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/elemen
 
 /// Every PTX module built from `kernels/*.cu`, as (file stem, PTX text): what the lint test
 /// scans and assembles.
-pub const PTX_MODULES: &[(&str, &str)] = &[("elementwise", ELEMENTWISE_PTX)];
+pub const PTX_MODULES: &[(&str, &str)] = &[
+    ("elementwise", ELEMENTWISE_PTX),
+    ("softmax", softmax::SOFTMAX_PTX),
+];
 
 /// Module name under which the PTX is loaded into candle's per-device module cache.
 const ELEMENTWISE_MODULE: &str = "candle_repro_elementwise";
