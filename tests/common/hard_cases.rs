@@ -3,8 +3,28 @@
 // each function's regimes (overflow and underflow thresholds, switch points).
 fn candle_repro_hard_cases(func: Func) -> Vec<f32> {
     let bits: &[u32] = match func {
-        Func::Exp => &[],
-        Func::Expm1 => &[],
+        Func::Exp => &[
+            // nearest to a rounding boundary (hybrid exhaustive check, 2^-28.7..2^-26.6 ulp)
+            0xC16912CD, 0xBBF0EDF1, 0xC2B2E798, 0x377EFF81, 0xBAE0E25C, 0xB3000000, 0x39C6BE5B,
+            0x38E69CC1, 0x383A3EF1, 0x3D1A274E,
+            // overflow: 88.72283 is the last finite result
+            0x42B17217, 0x42B17218,
+            // underflow: e^x crosses 2^-150 (half the smallest subnormal) near -103.97208
+            0xC2CFF1B3, 0xC2CFF1B4, 0xC2CFF1B5,
+            // fast-domain edges +-128 and the accurate path's -110 cut
+            0x43000000, 0x43000001, 0xC3000000, 0xC3000001, 0xC2DC0000, 0xC2DC0001,
+        ],
+        Func::Expm1 => &[
+            // nearest to a rounding boundary (hybrid exhaustive check, 2^-29.1..2^-26.3 ulp)
+            0x3DC252DD, 0x3A254E7A, 0x34CA62C1, 0xB675CBFC, 0x33B504F3, 0xBB7B3B6C, 0x36322B1B,
+            0xB3800000, 0x40315B33, 0x4001B249,
+            // e^x - 1 reaches -1 after rounding: e^x crosses 2^-25 near -17.32868
+            0xC18AA122, 0xC18AA123, 0xC18AA124,
+            // tiny x: expm1(x) rounds to x below about 2^-24
+            0x33000000, 0xB3000000, 0x33800000, 0x34000000, 0xB4000000,
+            // overflow, fast-domain edges, the k = 0 / k = +-1 reduction boundary (ln2/256)
+            0x42B17217, 0x42B17218, 0x43000000, 0xC3000000, 0xC2DC0000, 0x3B317218, 0xBB317218,
+        ],
         Func::Log => &[
             // nearest to a rounding boundary (hybrid exhaustive check, 2^-34..2^-29 ulp)
             0x65d890d3, 0x4c5d65a5, 0x4d604ebe, 0x41178feb, 0x1f116ab8, 0x66a8c860, 0x3c413d3a,
