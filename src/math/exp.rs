@@ -749,6 +749,10 @@ mod tests {
 
     #[test]
     fn fast_cores_are_total() {
+        // exact at 0 (softmax relies on e^0 = 1)
+        assert_eq!(exp_fast_f64(0.0), 1.0);
+        assert_eq!(exp_fast_f64(-0.0), 1.0);
+        assert_eq!(expm1_fast_f64(0.0), 0.0);
         assert!(exp_fast_f64(f64::NAN).is_nan());
         assert!(expm1_fast_f64(f64::NAN).is_nan());
         for x in [
