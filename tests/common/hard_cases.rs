@@ -52,8 +52,13 @@ fn candle_repro_hard_cases(func: Func) -> Vec<f32> {
             0x43FC_E5F1, 0x70F9_BE45, 0x6A99_76F1, 0x5431_46A6, 0x6609_8498, 0x77D8_4625,
             // closest approach to a multiple of pi/64 over all f32, and below 2^17
             0x6CF9_BE45, 0x40FC_E5F1,
-            // results within 2^-50 of a rounding boundary (hybrid exhaustive scan)
-            0x3DCF_5597, 0x3EF3_830F,
+            // results within about 2^-50 of a rounding boundary (exhaustive f32 scan)
+            0x3DCF_5597, 0x3EF3_830F, 0x42D4_4528, 0x4371_ADE3, 0x45A8_ABB3, 0x4619_9998,
+            0x4967_CB9B, 0x4A98_7933, 0x4AA5_A796, 0x4ECD_11C7, 0x4FB5_6937, 0x55CA_FB2A,
+            0x58DF_B085, 0x5A93_5F4C, 0x5CDA_A4F7, 0x5DAD_D689, 0x5F20_8D82, 0x616D_8730,
+            0x61DF_C847, 0x6446_CEC0, 0x653C_EE8F, 0x6705_1B8D, 0x67A9_242B, 0x6A3F_60FF,
+            0x6D73_4599, 0x6DCE_A82E, 0x6E64_9053, 0x7324_3F06, 0x79D1_F6D3, 0x7A5A_ACDB,
+            0x7A81_7B08, 0x7C2E_964A, 0x7F2A_2CA7,
         ],
         Func::Cos => &[
             // cos(2^-12) = 1 - 2^-25 + 2^-52.6: just above a midpoint; regime edges
@@ -63,8 +68,13 @@ fn candle_repro_hard_cases(func: Func) -> Vec<f32> {
             0x3FC9_0FDB, 0x6F79_BE45, 0x50A3_E87F, 0x437C_E5F1, 0x6A19_76F1, 0x53B1_46A6,
             0x6589_8498, 0x7758_4625, 0x4C23_32E9, 0x4096_CBE4, 0x6C55_DA58, 0x5C07_BCD0,
             0x474D_246F,
-            // results within 2^-50 of a rounding boundary (hybrid exhaustive scan)
-            0x3C10_7FE6,
+            // results within about 2^-50 of a rounding boundary (exhaustive f32 scan)
+            0x3980_0000, 0x3A0F_1BBD, 0x3A54_4395, 0x3C10_7FE6, 0x4237_8DB8, 0x4247_90CE,
+            0x46F8_5A22, 0x47A0_E238, 0x4A01_DCA4, 0x4E5B_65FF, 0x504B_E581, 0x52D9_D3FE,
+            0x52F8_8494, 0x55E5_235D, 0x5922_AA80, 0x5944_3C0A, 0x5A1A_3626, 0x5A8C_921B,
+            0x5F18_B878, 0x6115_CB11, 0x6170_3976, 0x6978_E912, 0x744F_D5D8, 0x75DA_4C95,
+            0x76D7_173F, 0x77F7_B624, 0x7908_CD73, 0x797C_EF4F, 0x7A38_AB34, 0x7A4B_1A27,
+            0x7C64_841E, 0x7C69_AE1E, 0x7DB9_1687,
         ],
         // Closest to midpoints (hybrid exhaustive check of x in [0, 10], tanh is odd), the
         // saturation to 1 (9.0109), the series/expm1 switch (2^-25), the clamp (20), and
