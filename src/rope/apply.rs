@@ -30,7 +30,34 @@ pub(crate) fn sum_cr<F: Format>(p: f64, q: f64) -> F {
     } else {
         b.wrapping_sub(1)
     };
-    F::round(f64::from_bits(if fix { moved } else { b }))
+    round_from_odd::<F>(f64::from_bits(if fix { moved } else { b }))
+}
+
+/// Round an f64 (already rounded to odd) to `F`: `Format::round`, except for bf16 where a
+/// cheaper route gives the same value: f64 -> f32 rounded to odd (IEEE conversion, then
+/// one ulp towards the f64 when inexact and even), then f32 -> bf16 to nearest even on the
+/// bits. Rounding to odd at 24 bits then to 8 bits equals rounding once (24 >= 8 + 2,
+/// Boldo and Melquiond), subnormals included (f32 subnormals keep 16 more bits than bf16
+/// ones); an f32 overflow (inf) is beyond the bf16 overflow threshold as well.
+#[inline(always)]
+fn round_from_odd<F: Format>(y: f64) -> F {
+    if std::any::TypeId::of::<F>() == std::any::TypeId::of::<half::bf16>() {
+        let t = y as f32;
+        let tb = t.to_bits();
+        let inexact = (t as f64) != y;
+        let fix = inexact & (tb & 1 == 0) & (t.abs() < f32::INFINITY);
+        let toward_larger = (y.abs() > (t as f64).abs()) as u32;
+        // one ulp up or down in magnitude, keeping the sign (t = ±0 with a tiny y moves
+        // up to the smallest subnormal)
+        let moved = tb.wrapping_add(2 * toward_larger).wrapping_sub(1);
+        let ob = if fix { moved } else { tb };
+        let r = ((ob + 0x7FFF + ((ob >> 16) & 1)) >> 16) as u16;
+        let r = if y.is_nan() { 0x7FC0 } else { r };
+        let v = half::bf16::from_bits(r);
+        // SAFETY: F is bf16 (same type, checked above).
+        return unsafe { std::mem::transmute_copy::<half::bf16, F>(&v) };
+    }
+    F::round(y)
 }
 
 /// (x1*c - x2*s, x1*s + x2*c), each correctly rounded; `sgn` is +1 (forward) or -1 (the
@@ -96,7 +123,7 @@ impl Geometry {
 }
 
 #[inline(always)]
-fn row_halves<F: Format>(x: &[F], c: &[F], s: &[F], y: &mut [F], sgn: f64) {
+fn row_halves<F: Format>(x: &[F], c: &[F], s: &[F], y: &mut [Out<F>], sgn: f64) {
     let h = c.len();
     let (x1, x2) = x.split_at(h);
     let (y1, y2) = y.split_at_mut(h);
@@ -105,60 +132,281 @@ fn row_halves<F: Format>(x: &[F], c: &[F], s: &[F], y: &mut [F], sgn: f64) {
     let y2 = &mut y2[..h];
     for i in 0..h {
         let (a, b) = rotate(x1[i], x2[i], c[i], s[i], sgn);
-        y1[i] = a;
-        y2[i] = b;
+        y1[i].write(a);
+        y2[i].write(b);
     }
 }
 
 #[inline(always)]
-fn row_interleaved<F: Format>(x: &[F], c: &[F], s: &[F], y: &mut [F], sgn: f64) {
+fn row_interleaved<F: Format>(x: &[F], c: &[F], s: &[F], y: &mut [Out<F>], sgn: f64) {
     let h = c.len();
     let s = &s[..h];
     for (i, (xp, yp)) in x.chunks_exact(2).zip(y.chunks_exact_mut(2)).enumerate() {
         let (a, b) = rotate(xp[0], xp[1], c[i], s[i], sgn);
-        yp[0] = a;
-        yp[1] = b;
+        yp[0].write(a);
+        yp[1].write(b);
     }
 }
 
 /// Rows per parallel task (rows of d elements).
 const ROWS_PER_TASK: usize = 64;
 
+/// Rotate the consecutive rows of `xs` (the first is xs row `first`) into `ys`.
+#[inline(always)]
+fn rows_generic<F: Format>(
+    g: &Geometry,
+    first: usize,
+    xs: &[F],
+    cos: &[F],
+    sin: &[F],
+    ys: &mut [Out<F>],
+    sgn: f64,
+) {
+    let d = g.d;
+    let half = d / 2;
+    for (k, (xr, yr)) in xs.chunks_exact(d).zip(ys.chunks_exact_mut(d)).enumerate() {
+        let row = g.cs_row(first + k);
+        let c = &cos[row * half..row * half + half];
+        let s = &sin[row * half..row * half + half];
+        match g.layout {
+            RopeLayout::Interleaved => row_interleaved(xr, c, s, yr, sgn),
+            _ => row_halves(xr, c, s, yr, sgn),
+        }
+    }
+}
+
+// The same code compiled for wider vectors (runtime dispatch); the operations are the same
+// IEEE operations, so every copy gives the same bits (the products are exact, so even a
+// contraction into an FMA could not change a sum; Rust does not contract anyway).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
+fn rows_avx512<F: Format>(
+    g: &Geometry,
+    first: usize,
+    xs: &[F],
+    cos: &[F],
+    sin: &[F],
+    ys: &mut [Out<F>],
+    sgn: f64,
+) {
+    rows_generic(g, first, xs, cos, sin, ys, sgn)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn rows_avx2<F: Format>(
+    g: &Geometry,
+    first: usize,
+    xs: &[F],
+    cos: &[F],
+    sin: &[F],
+    ys: &mut [Out<F>],
+    sgn: f64,
+) {
+    rows_generic(g, first, xs, cos, sin, ys, sgn)
+}
+
+/// 0 = baseline, 1 = AVX2, 2 = AVX-512 (detected once).
+fn vector_level() -> u8 {
+    static LEVEL: std::sync::OnceLock<u8> = std::sync::OnceLock::new();
+    *LEVEL.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use crate::math::VectorPath;
+            let bw = std::is_x86_feature_detected!("avx512bw");
+            match VectorPath::detect() {
+                VectorPath::Avx512 if bw => return 2,
+                VectorPath::Avx512 | VectorPath::Avx2 => return 1,
+                _ => {}
+            }
+        }
+        0
+    })
+}
+
+#[inline]
+fn rows<F: Format>(
+    level: u8,
+    g: &Geometry,
+    first: usize,
+    xs: &[F],
+    cos: &[F],
+    sin: &[F],
+    ys: &mut [Out<F>],
+    sgn: f64,
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: the CPU has the features (checked by `vector_level`).
+        match level {
+            2 => return unsafe { rows_avx512(g, first, xs, cos, sin, ys, sgn) },
+            1 => return unsafe { rows_avx2(g, first, xs, cos, sin, ys, sgn) },
+            _ => {}
+        }
+    }
+    let _ = level;
+    rows_generic(g, first, xs, cos, sin, ys, sgn)
+}
+
 /// Apply the rotation to contiguous `x` (b*h*t*d elements) with contiguous cos/sin tables
-/// (rows of d/2), writing `y`. Each output depends only on its own inputs, so the thread
-/// count and the task split change no bit.
+/// (rows of d/2), returning the output. Each output depends only on its own inputs, so the
+/// thread count, the task split and the vector width change no bit.
 pub(crate) fn apply<F: Format + Default>(
     g: &Geometry,
     x: &[F],
     cos: &[F],
     sin: &[F],
-    y: &mut [F],
     sgn: f64,
-) {
+) -> Vec<F> {
     use rayon::prelude::*;
     let d = g.d;
-    let half = d / 2;
     if d == 0 || x.is_empty() {
-        return;
+        return vec![F::default(); x.len()];
     }
-    let run = |task: usize, xs: &[F], ys: &mut [F]| {
-        for (k, (xr, yr)) in xs.chunks_exact(d).zip(ys.chunks_exact_mut(d)).enumerate() {
-            let row = g.cs_row(task * ROWS_PER_TASK + k);
-            let c = &cos[row * half..row * half + half];
-            let s = &sin[row * half..row * half + half];
-            match g.layout {
-                RopeLayout::Interleaved => row_interleaved(xr, c, s, yr, sgn),
-                _ => row_halves(xr, c, s, yr, sgn),
-            }
-        }
-    };
+    let mut out = alloc_output::<F>(x.len());
+    let y = &mut out.spare_capacity_mut()[..x.len()];
+    let level = vector_level();
     let chunk = d * ROWS_PER_TASK;
     if x.len() <= chunk {
-        run(0, x, y);
+        rows(level, g, 0, x, cos, sin, y, sgn);
     } else {
         x.par_chunks(chunk)
             .zip(y.par_chunks_mut(chunk))
             .enumerate()
-            .for_each(|(task, (xs, ys))| run(task, xs, ys));
+            .for_each(|(task, (xs, ys))| {
+                rows(level, g, task * ROWS_PER_TASK, xs, cos, sin, ys, sgn)
+            });
+    }
+    // SAFETY: the rows cover all of x (x.len() is a multiple of d, every row writes its d
+    // outputs: d/2 pairs), so every element of the capacity up to x.len() is initialized.
+    unsafe { out.set_len(x.len()) };
+    out
+}
+
+type Out<F> = std::mem::MaybeUninit<F>;
+
+/// An uninitialized output buffer of `n` elements. Large buffers are fresh pages: on Linux
+/// they are marked for transparent huge pages (a hint: 512 times fewer page faults when
+/// the kernel grants them; it changes no value).
+fn alloc_output<F>(n: usize) -> Vec<F> {
+    let v: Vec<F> = Vec::with_capacity(n);
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let bytes = n * std::mem::size_of::<F>();
+        if bytes >= 4 * HUGE {
+            unsafe extern "C" {
+                fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: i32) -> i32;
+            }
+            const MADV_HUGEPAGE: i32 = 14;
+            let p = v.as_ptr() as usize;
+            let start = (p + HUGE - 1) & !(HUGE - 1);
+            let end = (p + bytes) & !(HUGE - 1);
+            if end > start {
+                // SAFETY: a hint on whole pages inside this allocation; the result is ignored
+                // (EINVAL where THP is unavailable).
+                unsafe { madvise(start as *mut std::ffi::c_void, end - start, MADV_HUGEPAGE) };
+            }
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use half::bf16;
+
+    #[test]
+    fn bf16_route_equals_format_round() {
+        let mut st = 0x2545_F491_4F6C_DD1Du64;
+        let mut n = 0;
+        for k in 0..2_000_000u64 {
+            st ^= st << 13;
+            st ^= st >> 7;
+            st ^= st << 17;
+            // random bits over every exponent, plus values near bf16 midpoints and limits
+            let y = match k % 4 {
+                0 => f64::from_bits(st),
+                1 => f64::from_bits(
+                    (st & 0x800F_FFFF_FFFF_FFFF) | (((st >> 52) % 300 + 1023 - 150) << 52),
+                ),
+                2 => {
+                    let m = f32::from_bits(((st >> 32) as u32 & 0x7FFF_0000) | 0x8000);
+                    (m as f64) * (1.0 + ((st & 0xFF) as f64 - 128.0) * f64::EPSILON)
+                }
+                _ => {
+                    f64::from_bits(st >> 12 | 0x3690_0000_0000_0000)
+                        * if st & 1 == 0 { 1.0 } else { -1.0 }
+                }
+            };
+            let a: bf16 = round_from_odd(y);
+            let b = <bf16 as Format>::round(y);
+            assert!(
+                a.to_bits() == b.to_bits() || (y.is_nan() && a.is_nan()),
+                "{y:e}: {a} vs {b}"
+            );
+            n += 1;
+        }
+        for y in [
+            0.0,
+            -0.0,
+            f64::INFINITY,
+            -f64::INFINITY,
+            f64::MAX,
+            3.4e38,
+            3.39e38,
+            1e-45,
+            1e-300,
+            -1e-300,
+        ] {
+            let a: bf16 = round_from_odd(y);
+            assert_eq!(a.to_bits(), <bf16 as Format>::round(y).to_bits(), "{y:e}");
+        }
+        assert!(n > 0);
+    }
+
+    #[test]
+    fn vector_copies_give_the_same_bits() {
+        fn check<F: Format + Default + PartialEq + std::fmt::Debug>(conv: fn(f32) -> F) {
+            let (b, h, t, d) = (2, 3, 5, 64);
+            let mut st = 0x9E37_79B9_7F4A_7C15u64;
+            let mut next = || {
+                st ^= st << 13;
+                st ^= st >> 7;
+                st ^= st << 17;
+                conv(f32::from_bits((st >> 32) as u32 & 0xBFFF_FFFF)) // finite, any exponent below 2
+            };
+            let x: Vec<F> = (0..b * h * t * d).map(|_| next()).collect();
+            let c: Vec<F> = (0..t * d / 2).map(|_| next()).collect();
+            let s: Vec<F> = (0..t * d / 2).map(|_| next()).collect();
+            for layout in [RopeLayout::Halves, RopeLayout::Interleaved, RopeLayout::Thd] {
+                let g = Geometry {
+                    layout,
+                    b,
+                    h,
+                    t,
+                    d,
+                    cs_t: t,
+                    batched: false,
+                };
+                let mut outs = Vec::new();
+                for level in 0..=vector_level() {
+                    let mut y = vec![std::mem::MaybeUninit::new(F::default()); x.len()];
+                    rows(level, &g, 0, &x, &c, &s, &mut y, 1.0);
+                    let y: Vec<u32> = y
+                        .iter()
+                        .map(|v| unsafe { v.assume_init() }.bits())
+                        .collect();
+                    outs.push(y);
+                }
+                for o in &outs[1..] {
+                    assert!(o == &outs[0], "{layout:?}");
+                }
+            }
+        }
+        check::<f32>(|v| v);
+        check::<bf16>(bf16::from_f32);
+        check::<half::f16>(half::f16::from_f32);
     }
 }

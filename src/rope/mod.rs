@@ -188,8 +188,7 @@ impl CustomOp3 for RopeOp {
             let x = contiguous(x, l1, "xs")?;
             let c = contiguous(c, l2, "cos")?;
             let s = contiguous(s, l3, "sin")?;
-            let mut y = vec![F::default(); x.len()];
-            apply::apply(g, x, c, s, &mut y, sgn);
+            let y = apply::apply(g, x, c, s, sgn);
             Ok(F::to_cpu_storage_owned(y))
         }
         let out = match (s1, s2, s3) {
