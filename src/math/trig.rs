@@ -63,6 +63,10 @@
 //! need; the structural near-cases are sin x ~ x (|x| small: distance x^2/6 >= 2^-54.6
 //! relative for |x| >= 2^-26) and cos x ~ 1 - x^2/2 (1 - 2^-25 + 2^-52.6 at x = 2^-12).
 //!
+//! Checked: every positive f32 bit pattern (and every 16th negative one; both paths are
+//! odd/even by construction) against glibc's double sin/cos with a 2^-50 margin, MPFR for
+//! the 86 undecided cases: no misrounded result.
+//!
 //! Exceptional inputs: sin(+-0) = +-0 (exact, also on the fast path, by a select),
 //! cos(+-0) = 1, sin/cos(+-inf) = NaN, NaN -> NaN (canonical). Tiny x: sin x rounds to x.
 //!
