@@ -65,7 +65,7 @@
 //!
 //! Checked: every positive f32 bit pattern (and every 16th negative one; both paths are
 //! odd/even by construction) against glibc's double sin/cos with a 2^-50 margin, MPFR for
-//! the 86 undecided cases: no misrounded result.
+//! the 66 undecided cases: no misrounded result.
 //!
 //! Exceptional inputs: sin(+-0) = +-0 (exact, also on the fast path, by a select),
 //! cos(+-0) = 1, sin/cos(+-inf) = NaN, NaN -> NaN (canonical). Tiny x: sin x rounds to x.
