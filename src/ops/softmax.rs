@@ -241,16 +241,16 @@ fn log_total(k: u64, sum: FixedSum, p: RowParams) -> DD {
 /// softmax outputs of a block: e_i * r rounded once, r = 1/S in f64 (a multiplication, not
 /// a division per element: vector division is several times slower).
 #[inline(always)]
-fn softmax_out<F: Format>(x: &[F], m: f32, r: f64, scratch: Option<&[f64]>, out: &mut [F]) {
+fn softmax_out<F: Format>(x: &[F], m: f32, r: f64, scratch: Option<&[f64]>, out: &mut [Out<F>]) {
     match scratch {
         Some(e) => {
             for (o, &e) in out.iter_mut().zip(e) {
-                *o = F::round(e * r);
+                o.write(F::round(e * r));
             }
         }
         None => {
             for (o, xv) in out.iter_mut().zip(x) {
-                *o = F::round(term(xv.to_f32(), m) * r);
+                o.write(F::round(term(xv.to_f32(), m) * r));
             }
         }
     }
@@ -258,24 +258,27 @@ fn softmax_out<F: Format>(x: &[F], m: f32, r: f64, scratch: Option<&[f64]>, out:
 
 /// log-softmax outputs of a block: (x_i - m) - L, L = log1p(T), rounded once.
 #[inline(always)]
-fn log_softmax_out<F: Format>(x: &[F], m: f32, l: DD, out: &mut [F]) {
+fn log_softmax_out<F: Format>(x: &[F], m: f32, l: DD, out: &mut [Out<F>]) {
     let nm = -(m as f64);
     for (o, xv) in out.iter_mut().zip(x) {
         let xf = xv.to_f32();
         let (dh, dl) = two_sum(xf as f64, nm);
         let y = round_odd(DD::new(dh, dl).sub(l));
-        *o = F::round(if xf == f32::NEG_INFINITY {
+        o.write(F::round(if xf == f32::NEG_INFINITY {
             f64::NEG_INFINITY
         } else {
             y
-        });
+        }));
     }
 }
 
 /// Fill a row whose maximum is not finite, or that has a NaN.
-fn special_row<F: Format>(log: bool, nan: bool, m: f32, x: &[F], k: u64, out: &mut [F]) {
+fn special_row<F: Format>(log: bool, nan: bool, m: f32, x: &[F], k: u64, out: &mut [Out<F>]) {
     if nan || m == f32::NEG_INFINITY {
-        out.fill(F::round(f64::NAN));
+        let q = F::round(f64::NAN);
+        for o in out.iter_mut() {
+            o.write(q);
+        }
         return;
     }
     // m = +inf: the k infinite entries share the mass.
@@ -292,13 +295,13 @@ fn special_row<F: Format>(log: bool, nan: bool, m: f32, x: &[F], k: u64, out: &m
         )
     };
     for (o, v) in out.iter_mut().zip(x) {
-        *o = if v.to_f32() == f32::INFINITY { on } else { off };
+        o.write(if v.to_f32() == f32::INFINITY { on } else { off });
     }
 }
 
 /// One short row, all passes (scratch.len() >= x.len()).
 #[inline(always)]
-fn row_generic<F: Format>(log: bool, x: &[F], out: &mut [F], scratch: &mut [f64]) {
+fn row_generic<F: Format>(log: bool, x: &[F], out: &mut [Out<F>], scratch: &mut [f64]) {
     if x.is_empty() {
         return;
     }
@@ -331,7 +334,7 @@ fn row_generic<F: Format>(log: bool, x: &[F], out: &mut [F], scratch: &mut [f64]
 
 /// A group of whole short rows of length n.
 #[inline(always)]
-fn rows_generic<F: Format>(log: bool, n: usize, x: &[F], out: &mut [F]) {
+fn rows_generic<F: Format>(log: bool, n: usize, x: &[F], out: &mut [Out<F>]) {
     let mut scratch = vec![0.0f64; n];
     for (xr, or) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)) {
         row_generic(log, xr, or, &mut scratch);
@@ -391,7 +394,7 @@ impl DetectCached for VectorPath {
     }
 }
 
-multiversion!(rows_mv, rows_generic, (log: bool, n: usize, x: &[F], out: &mut [F]) -> ());
+multiversion!(rows_mv, rows_generic, (log: bool, n: usize, x: &[F], out: &mut [Out<F>]) -> ());
 multiversion!(max_mv, max_pass, (x: &[F]) -> f32);
 multiversion!(count_mv, count_pass, (x: &[F], m: f32) -> (u64, u64, f32));
 
@@ -410,19 +413,19 @@ fn sum_block_softmax<F: Format>(x: &[F], m: f32) -> (FixedSum, bool) {
 multiversion!(sum_softmax_mv, sum_block_softmax, (x: &[F], m: f32) -> (FixedSum, bool));
 
 #[inline(always)]
-fn softmax_block<F: Format>(x: &[F], m: f32, r: f64, out: &mut [F]) {
+fn softmax_block<F: Format>(x: &[F], m: f32, r: f64, out: &mut [Out<F>]) {
     softmax_out(x, m, r, None, out)
 }
-multiversion!(softmax_out_mv, softmax_block, (x: &[F], m: f32, r: f64, out: &mut [F]) -> ());
+multiversion!(softmax_out_mv, softmax_block, (x: &[F], m: f32, r: f64, out: &mut [Out<F>]) -> ());
 
 #[inline(always)]
-fn log_block<F: Format>(x: &[F], m: f32, l: DD, out: &mut [F]) {
+fn log_block<F: Format>(x: &[F], m: f32, l: DD, out: &mut [Out<F>]) {
     log_softmax_out(x, m, l, out)
 }
-multiversion!(log_out_mv, log_block, (x: &[F], m: f32, l: DD, out: &mut [F]) -> ());
+multiversion!(log_out_mv, log_block, (x: &[F], m: f32, l: DD, out: &mut [Out<F>]) -> ());
 
 /// One long row, each pass split into blocks of [`BLOCK`] over rayon.
-fn long_row<F: Format>(path: VectorPath, log: bool, x: &[F], out: &mut [F]) {
+fn long_row<F: Format>(path: VectorPath, log: bool, x: &[F], out: &mut [Out<F>]) {
     let m = x
         .par_chunks(BLOCK)
         .map(|b| max_mv(path, b))
@@ -473,6 +476,29 @@ fn long_row<F: Format>(path: VectorPath, log: bool, x: &[F], out: &mut [F]) {
     }
 }
 
+/// An output element not yet written: the output buffers are allocated uninitialized (no
+/// memset of memory that every row overwrites anyway) and written exactly once.
+type Out<F> = std::mem::MaybeUninit<F>;
+
+/// An uninitialized output buffer of `n` elements.
+fn uninit_vec<F: Format>(n: usize) -> Vec<Out<F>> {
+    let mut v = Vec::with_capacity(n);
+    // SAFETY: MaybeUninit elements need no initialization.
+    unsafe { v.set_len(n) };
+    v
+}
+
+/// The buffer as initialized values.
+///
+/// # Safety
+/// Every element must have been written.
+unsafe fn assume_init_vec<F: Format>(v: Vec<Out<F>>) -> Vec<F> {
+    let mut v = std::mem::ManuallyDrop::new(v);
+    let (ptr, len, cap) = (v.as_mut_ptr(), v.len(), v.capacity());
+    // SAFETY: MaybeUninit<F> has F's layout; the caller guarantees initialization.
+    unsafe { Vec::from_raw_parts(ptr as *mut F, len, cap) }
+}
+
 /// Softmax (or log-softmax) of every row of length `n` of `x` into `out`, on the given
 /// vector path. The bits depend on nothing but the row's values.
 pub(crate) fn softmax_rows_with<F: Format>(
@@ -480,7 +506,7 @@ pub(crate) fn softmax_rows_with<F: Format>(
     log: bool,
     n: usize,
     x: &[F],
-    out: &mut [F],
+    out: &mut [Out<F>],
 ) {
     assert_eq!(x.len(), out.len(), "input and output differ in length");
     if n == 0 || x.is_empty() {
@@ -500,23 +526,25 @@ pub(crate) fn softmax_rows_with<F: Format>(
 }
 
 /// [`softmax_rows_with`] on the widest vector path of this CPU.
-pub(crate) fn softmax_rows<F: Format>(log: bool, n: usize, x: &[F], out: &mut [F]) {
+pub(crate) fn softmax_rows<F: Format>(log: bool, n: usize, x: &[F], out: &mut [Out<F>]) {
     softmax_rows_with(VectorPath::detect_cached(), log, n, x, out)
 }
 
 /// Softmax over rows of length `n` of a slice, on a chosen vector path (for tests and
 /// benchmarks; [`softmax_last_dim`] is the tensor op).
 pub fn softmax_slice_with<F: Format + Default>(path: VectorPath, n: usize, x: &[F]) -> Vec<F> {
-    let mut out = vec![F::default(); x.len()];
+    let mut out = uninit_vec(x.len());
     softmax_rows_with(path, false, n, x, &mut out);
-    out
+    // SAFETY: softmax_rows_with wrote every element.
+    unsafe { assume_init_vec(out) }
 }
 
 /// Log-softmax over rows of length `n` of a slice, on a chosen vector path.
 pub fn log_softmax_slice_with<F: Format + Default>(path: VectorPath, n: usize, x: &[F]) -> Vec<F> {
-    let mut out = vec![F::default(); x.len()];
+    let mut out = uninit_vec(x.len());
     softmax_rows_with(path, true, n, x, &mut out);
-    out
+    // SAFETY: softmax_rows_with wrote every element.
+    unsafe { assume_init_vec(out) }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -610,9 +638,10 @@ pub(crate) fn cpu_forward(
 ) -> Result<(CpuStorage, Shape)> {
     fn run<F: Format + Default>(log: bool, v: &[F], layout: &Layout) -> Vec<F> {
         let x = logical_elements(v, layout);
-        let mut out = vec![F::default(); x.len()];
+        let mut out = uninit_vec(x.len());
         softmax_rows(log, last_dim(layout), &x, &mut out);
-        out
+        // SAFETY: softmax_rows wrote every element.
+        unsafe { assume_init_vec(out) }
     }
     let name = if log { "log_softmax" } else { "softmax" };
     let out = match storage {
@@ -770,11 +799,13 @@ mod tests {
             })
             .collect();
         for log in [false, true] {
-            let mut a = vec![0.0f32; n];
-            let mut b = vec![0.0f32; n];
+            let mut a = uninit_vec::<f32>(n);
+            let mut b = uninit_vec::<f32>(n);
             let mut scratch = vec![0.0; n];
             row_generic(log, &x, &mut a, &mut scratch);
             long_row(VectorPath::detect(), log, &x, &mut b);
+            // SAFETY: both functions write every element of the row.
+            let (a, b) = unsafe { (assume_init_vec(a), assume_init_vec(b)) };
             assert!(a.iter().zip(&b).all(|(a, b)| a.to_bits() == b.to_bits()));
         }
     }
