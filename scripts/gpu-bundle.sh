@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Build everything a GPU machine needs to check the CUDA path, into one git-ignored folder
 # (gpu-bundle/), for a machine that has an NVIDIA driver but no Rust toolchain:
-#   bin/       the --features cuda test binaries (release) and the `report` example
-#   lib/       libcudart.so.13 from the compiler wheels
+#   bin/       the --features cuda test binaries that use CUDA (release; names with "cuda")
+#              and the `report` example
+#   lib/       libcudart.so.13 from the compiler wheels, libmpfr and libgmp for the report
 #   run.sh     runs the CUDA tests and the report
 #
 #   scripts/gpu-bundle.sh              # CUDA_COMPUTE_CAP=80 by default (PTX, JIT on newer GPUs)
-#   copy gpu-bundle/ to the GPU machine, then there:
+#   copy gpu-bundle/ (or just gpu-bundle/bundle.tar.xz, ~20 MB: `tar -xJf bundle.tar.xz`
+#   recreates gpu-bundle/) to the GPU machine, then there:
 #   LD_LIBRARY_PATH=/path/to/cuda-13/libs gpu-bundle/run.sh
 #
 # Run-time needs on the GPU machine: the NVIDIA driver (libcuda.so.1, driver >= 580 for
@@ -26,8 +28,8 @@ out="$repo/gpu-bundle"
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
 
-# Test binaries: every test target of the package, built with the feature.
-cargo test --release --features cuda --no-run --message-format=json 2> "$out/build.log" |
+# "name path" of every executable cargo reports in its JSON messages.
+executables() {
     "$repo/.venv-cuda/bin/python" -c '
 import json, sys
 for line in sys.stdin:
@@ -35,14 +37,30 @@ for line in sys.stdin:
         m = json.loads(line)
     except ValueError:
         continue
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
-        print(m["target"]["name"] + " " + m["executable"])
-' | while read -r name exe; do
+    if m.get("reason") != "compiler-artifact" or not m.get("executable"):
+        continue
+    # test targets that touch CUDA, and the report example
+    name = m["target"]["name"]
+    host_only = any(w in name for w in ("hostcheck", "crosscheck", "lint"))
+    if (m["profile"]["test"] and "cuda" in name and not host_only) or name == "report":
+        print(name + " " + m["executable"])
+'
+}
+
+# Test binaries: every test target of the package, built with the feature; the report.
+{
+    cargo test --release --features cuda --no-run --message-format=json
+    cargo build --release --features cuda --example report --message-format=json
+} 2> "$out/build.log" | executables | while read -r name exe; do
     cp "$exe" "$out/bin/$name"
 done
-cargo build --release --features cuda --example report 2>> "$out/build.log"
-cp target/release/examples/report "$out/bin/report"
+[ -x "$out/bin/report" ] || { echo "gpu-bundle: build failed, see $out/build.log" >&2; exit 1; }
 cp -L "$REPRO_CUDA_LIB/libcudart.so.13" "$out/lib/"
+# The report's MPFR oracle: ship the shared libraries it was linked with.
+for lib in libmpfr.so.6 libgmp.so.10; do
+    path="$(ldd "$out/bin/report" | awk -v l="$lib" '$1 == l {print $3}')"
+    [ -n "$path" ] && cp -L "$path" "$out/lib/"
+done
 
 cat > "$out/run.sh" <<'RUN'
 #!/usr/bin/env bash
@@ -52,21 +70,19 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>/dev/null || true
 status=0
-for t in cuda_elementwise; do
-    [ -x "$here/bin/$t" ] || continue
-    echo "== $t"
-    "$here/bin/$t" --nocapture --test-threads=1 || status=1
-done
 for t in "$here"/bin/*; do
     name="$(basename "$t")"
-    case "$name" in report | cuda_elementwise | cuda_host_crosscheck) continue ;; esac
+    [ "$name" = report ] && continue
     echo "== $name"
-    "$t" --test-threads=2 || status=1
+    "$t" --nocapture --test-threads=1 || status=1
 done
 echo "== report"
 "$here/bin/report" "$@" || status=1
 exit $status
 RUN
 chmod +x "$out/run.sh"
-du -sh "$out"
+# One compressed archive for copying (the binaries embed candle's PTX and compress well).
+tar -C "$repo" -cf - gpu-bundle/run.sh gpu-bundle/lib $(cd "$repo" && ls -d gpu-bundle/bin/*) |
+    xz -T0 -6 > "$out/bundle.tar.xz"
+du -sh "$out" "$out/bundle.tar.xz"
 ls "$out/bin"

@@ -23,7 +23,11 @@ fn cuda_device() -> Option<Device> {
     match Device::new_cuda(0) {
         Ok(d) => Some(d),
         Err(e) => {
-            println!("skipped: no CUDA device ({e})");
+            let why = e.to_string();
+            println!(
+                "skipped: no CUDA device ({})",
+                why.lines().next().unwrap_or("")
+            );
             None
         }
     }
