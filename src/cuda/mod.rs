@@ -8,6 +8,7 @@
 //! with the Rust functions) and `tests/cuda_ptx_lint.rs` (no approximate or flush-to-zero
 //! instruction in the PTX, and the PTX assembles for sm_80 and sm_90).
 
+pub mod rope;
 pub mod softmax;
 
 use crate::ops::elementwise::UnaryFn;
