@@ -138,6 +138,8 @@ mod tests {
         assert_eq!(Sigmoid::accurate(f32::NEG_INFINITY).to_bits(), 0);
         assert!(Sigmoid::accurate(f32::NAN).is_nan());
         assert_eq!(Silu::accurate(0.0).to_bits(), 0);
+        assert_eq!(Silu::accurate(-0.0).to_bits(), (-0.0f64).to_bits());
+        assert_eq!(Silu::fast(-0.0).to_bits(), (-0.0f64).to_bits());
         assert_eq!(Silu::accurate(f32::INFINITY), f64::INFINITY);
         assert_eq!(
             Silu::accurate(f32::NEG_INFINITY).to_bits(),
