@@ -100,7 +100,7 @@ fn cuda_bits_equal_cpu_bits() {
 fn cuda_special_rows_and_strided_inputs() {
     let Some(gpu) = cuda_device() else { return };
     let inf = f32::INFINITY;
-    let rows = vec![
+    let rows = [
         vec![1.0, 2.0, 3.0, 4.0],
         vec![inf, 0.0, inf, f32::NEG_INFINITY],
         vec![f32::NEG_INFINITY; 4],

@@ -139,8 +139,8 @@ impl Lanes {
     /// Add LANES scaled summands (each |v| <= 1 + 2^-40).
     #[inline(always)]
     pub fn add_chunk(&mut self, v: &[f64; LANES]) {
-        for l in 0..LANES {
-            let (h, lo) = split(v[l]);
+        for (l, &v) in v.iter().enumerate() {
+            let (h, lo) = split(v);
             self.hi[l] += h;
             self.lo[l] += lo;
         }
