@@ -267,7 +267,25 @@ pub(crate) fn apply<F: Format + Default>(
     let y = &mut out.spare_capacity_mut()[..x.len()];
     let level = vector_level();
     let chunk = d * ROWS_PER_TASK;
-    if x.len() <= chunk {
+    if g.layout != RopeLayout::Thd && g.h > 1 && g.t >= 2 * T_BLOCK && x.len() > chunk {
+        // (b, h, t, d): a task is one batch entry and a block of T_BLOCK positions, looping
+        // over the heads, so the block's table rows stay in L1 across the heads (a head-major
+        // order would stream the whole table once per head).
+        let nblk = g.t.div_ceil(T_BLOCK);
+        let yp = SyncPtr(y.as_mut_ptr());
+        (0..g.b * nblk).into_par_iter().for_each(|task| {
+            let (b_i, t0) = (task / nblk, (task % nblk) * T_BLOCK);
+            let len = T_BLOCK.min(g.t - t0);
+            for h_i in 0..g.h {
+                let r0 = (b_i * g.h + h_i) * g.t + t0;
+                let xs = &x[r0 * d..(r0 + len) * d];
+                // SAFETY: rows r0..r0+len of y, inside y, written by this task only (the
+                // (batch, head, block) triples of distinct tasks are disjoint).
+                let ys = unsafe { std::slice::from_raw_parts_mut(yp.get().add(r0 * d), len * d) };
+                rows(level, g, r0, xs, cos, sin, ys, sgn);
+            }
+        });
+    } else if x.len() <= chunk {
         rows(level, g, 0, x, cos, sin, y, sgn);
     } else {
         x.par_chunks(chunk)
@@ -284,6 +302,21 @@ pub(crate) fn apply<F: Format + Default>(
 }
 
 type Out<F> = std::mem::MaybeUninit<F>;
+
+/// Positions per task in the (b, h, t, d) layouts.
+const T_BLOCK: usize = 16;
+
+/// The output pointer, shared by tasks that write disjoint rows.
+#[derive(Clone, Copy)]
+struct SyncPtr<T>(*mut T);
+// SAFETY: only used to hand disjoint row ranges to the tasks of `apply`.
+unsafe impl<T> Send for SyncPtr<T> {}
+unsafe impl<T> Sync for SyncPtr<T> {}
+impl<T> SyncPtr<T> {
+    fn get(self) -> *mut T {
+        self.0
+    }
+}
 
 /// An uninitialized output buffer of `n` elements. Large buffers are fresh pages: on Linux
 /// they are marked for transparent huge pages (a hint: 512 times fewer page faults when
