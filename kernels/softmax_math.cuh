@@ -149,5 +149,74 @@ RM_FN void softmax_special(bool nan, float m, unsigned long long k, typename F::
     *off = F::round(0.0);
 }
 
+
+// ---------------------------------------------------------------------------------------
+// log-softmax (ops::softmax, `LOG = true` paths)
+// ---------------------------------------------------------------------------------------
+
+// #{x == m}, #{x <= m} and max {x < m} over the elements i = t, t + T, ...
+template <class F>
+RM_FN void count2_partial(const typename F::T* x, size_t n, float m, size_t t, size_t T,
+                          unsigned long long* k, unsigned long long* le, float* x2) {
+    unsigned long long kk = 0, ll = 0;
+    float mm = f32_from_bits(0xFF800000u);
+    for (size_t i = t; i < n; i += T) {
+        float v = F::to_f32(x[i]);
+        kk += v == m ? 1 : 0;
+        ll += v <= m ? 1 : 0;
+        mm = (v < m && v > mm) ? v : mm;
+    }
+    *k = kk;
+    *le = ll;
+    *x2 = mm;
+}
+
+// exact_sum::exponent_floor
+RM_FN int32_t exponent_floor(double x) {
+    int32_t e = (int32_t)((f64_to_bits(x) >> 52) & 0x7FF);
+    e = e == 0 ? 1 : e;
+    return e - 1023;
+}
+
+// RowParams::new: E2 + 1 from the row maximum and the largest non-maximal entry.
+RM_FN int32_t log_scale_exp(float m, float x2) {
+    return exponent_floor(exp_fast_f64((double)x2 - (double)m)) + 1;
+}
+
+// The exact sum of the non-maximal terms scaled by `scale` (sum_pass with LOG = true).
+template <class F>
+RM_FN Partial log_sum_partial(const typename F::T* x, size_t n, float m, double scale,
+                              size_t t, size_t T) {
+    Partial p = partial_zero();
+    double hi = 0.0, lo = 0.0;
+    unsigned int count = 0;
+    for (size_t i = t; i < n; i += T) {
+        float xf = F::to_f32(x[i]);
+        double e = term(xf, m);
+        double v = xf < m ? e * scale : 0.0;
+        double h, l;
+        split(v, &h, &l);
+        hi = hi + h;
+        lo = lo + l;
+        count++;
+        if (count == RM_SM_FLUSH) {
+            flush(&p, &hi, &lo);
+            count = 0;
+        }
+    }
+    flush(&p, &hi, &lo);
+    return p;
+}
+
+// One log-softmax output: (x - m) - L, L = log1p(T) as a double-double, rounded to odd and
+// then once to F; -inf entries give -inf (log_softmax_out).
+template <class F>
+RM_FN typename F::T log_softmax_value(float x, float m, DD l) {
+    double dh, dl;
+    two_sum((double)x, -(double)m, &dh, &dl);
+    double y = round_odd(DD::make(dh, dl).sub(l));
+    return F::round(x == f32_from_bits(0xFF800000u) ? f64_from_bits(0xFFF0000000000000ULL) : y);
+}
+
 }  // namespace softmax
 }  // namespace repro

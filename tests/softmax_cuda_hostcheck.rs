@@ -3,12 +3,13 @@
 //! `-ffp-contract=off` (as nvcc compiles it with --fmad=false), driven by
 //! `tools/softmax-hostcheck/shim.cpp` exactly as a block of `kernels/softmax.cu` drives it
 //! (T threads over strided elements, exact partial sums combined), and compared bit for
-//! bit with the Rust softmax: f32, bf16 and f16, random and special rows, rows long enough
+//! bit with the Rust softmax and log-softmax (the latter through its host step,
+//! `log_softmax_params`, as `src/cuda/softmax.rs` runs it): f32, bf16 and f16, random and special rows, rows long enough
 //! for many flushes per thread, and several thread counts. Needs a C++ compiler (`c++`),
 //! no GPU.
 
 use candle_repro::math::{Format, VectorPath};
-use candle_repro::ops::softmax::softmax_slice_with;
+use candle_repro::ops::softmax::{log_softmax_params, log_softmax_slice_with, softmax_slice_with};
 use half::{bf16, f16};
 use std::io::Write;
 use std::path::PathBuf;
@@ -38,6 +39,48 @@ fn shim() -> &'static PathBuf {
 /// Run the device math on the host: rows of length n, T threads per row.
 fn device<T: Format>(fmt: u32, n: usize, x: &[T], threads: usize) -> Vec<u32> {
     let width = if fmt == 0 { 4 } else { 2 };
+    let out = run_shim(fmt, n, x, threads, "softmax", &[]);
+    out.chunks(width)
+        .map(|c| {
+            let mut b = [0u8; 4];
+            b[..width].copy_from_slice(c);
+            u32::from_le_bytes(b)
+        })
+        .collect()
+}
+
+/// The CUDA log-softmax on the host: the stats kernel, the host step
+/// (`log_softmax_params`, what src/cuda/softmax.rs runs), the out kernel.
+fn device_log<T: Format>(fmt: u32, n: usize, x: &[T], threads: usize) -> Vec<u32> {
+    let width = if fmt == 0 { 4 } else { 2 };
+    let stats: Vec<u64> = run_shim(fmt, n, x, threads, "stats", &[])
+        .chunks(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let params = log_softmax_params::<T>(n, &stats);
+    let mut extra = Vec::new();
+    for p in params {
+        extra.extend_from_slice(&p.to_le_bytes());
+    }
+    run_shim(fmt, n, x, threads, "logout", &extra)
+        .chunks(width)
+        .map(|c| {
+            let mut b = [0u8; 4];
+            b[..width].copy_from_slice(c);
+            u32::from_le_bytes(b)
+        })
+        .collect()
+}
+
+fn run_shim<T: Format>(
+    fmt: u32,
+    n: usize,
+    x: &[T],
+    threads: usize,
+    mode: &str,
+    extra: &[u8],
+) -> Vec<u8> {
+    let width = if fmt == 0 { 4 } else { 2 };
     let mut input = Vec::new();
     input.extend_from_slice(&fmt.to_le_bytes());
     input.extend_from_slice(&((x.len() / n) as u64).to_le_bytes());
@@ -45,8 +88,10 @@ fn device<T: Format>(fmt: u32, n: usize, x: &[T], threads: usize) -> Vec<u32> {
     for v in x {
         input.extend_from_slice(&v.bits().to_le_bytes()[..width]);
     }
+    input.extend_from_slice(extra);
     let mut child = Command::new(shim())
         .arg(threads.to_string())
+        .arg(mode)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -57,17 +102,17 @@ fn device<T: Format>(fmt: u32, n: usize, x: &[T], threads: usize) -> Vec<u32> {
     writer.join().unwrap();
     assert!(out.status.success(), "shim failed: {:?}", out.status);
     out.stdout
-        .chunks(width)
-        .map(|c| {
-            let mut b = [0u8; 4];
-            b[..width].copy_from_slice(c);
-            u32::from_le_bytes(b)
-        })
-        .collect()
 }
 
 fn rust<T: Format + Default>(n: usize, x: &[T]) -> Vec<u32> {
     softmax_slice_with(VectorPath::detect(), n, x)
+        .iter()
+        .map(|v| v.bits())
+        .collect()
+}
+
+fn rust_log<T: Format + Default>(n: usize, x: &[T]) -> Vec<u32> {
+    log_softmax_slice_with(VectorPath::detect(), n, x)
         .iter()
         .map(|v| v.bits())
         .collect()
@@ -94,6 +139,7 @@ fn check_all_formats(n: usize, x: &[f32], threads: &[usize]) {
     let xb: Vec<bf16> = x.iter().map(|&v| bf16::from_f32(v)).collect();
     let xh: Vec<f16> = x.iter().map(|&v| f16::from_f32(v)).collect();
     let (r32, rb, rh) = (rust(n, x), rust(n, &xb), rust(n, &xh));
+    let (l32, lb, lh) = (rust_log(n, x), rust_log(n, &xb), rust_log(n, &xh));
     for &t in threads {
         let d = device(0, n, x, t);
         let first = d.iter().zip(&r32).position(|(a, b)| a != b);
@@ -103,6 +149,14 @@ fn check_all_formats(n: usize, x: &[f32], threads: &[usize]) {
         );
         assert!(device(1, n, &xb, t) == rb, "bf16 n={n} T={t}");
         assert!(device(2, n, &xh, t) == rh, "f16 n={n} T={t}");
+        let d = device_log(0, n, x, t);
+        let first = d.iter().zip(&l32).position(|(a, b)| a != b);
+        assert!(
+            first.is_none(),
+            "log f32 n={n} T={t}: first mismatch at {first:?}"
+        );
+        assert!(device_log(1, n, &xb, t) == lb, "log bf16 n={n} T={t}");
+        assert!(device_log(2, n, &xh, t) == lh, "log f16 n={n} T={t}");
     }
 }
 

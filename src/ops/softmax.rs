@@ -272,18 +272,16 @@ fn log_softmax_out<F: Format>(x: &[F], m: f32, l: DD, out: &mut [Out<F>]) {
     }
 }
 
-/// Fill a row whose maximum is not finite, or that has a NaN.
-fn special_row<F: Format>(log: bool, nan: bool, m: f32, x: &[F], k: u64, out: &mut [Out<F>]) {
+/// The values of a special row (a NaN, or a non-finite maximum): (value of the +inf
+/// entries, value of the others); both the canonical NaN for a row with a NaN or all -inf.
+pub(crate) fn special_values<F: Format>(log: bool, nan: bool, m: f32, k: u64) -> (F, F) {
     if nan || m == f32::NEG_INFINITY {
         let q = F::round(f64::NAN);
-        for o in out.iter_mut() {
-            o.write(q);
-        }
-        return;
+        return (q, q);
     }
     // m = +inf: the k infinite entries share the mass.
     let kd = DD::from_f64(k as f64);
-    let (on, off) = if log {
+    if log {
         (
             F::round(round_odd(DD::from_f64(0.0).sub(log_dd(kd)))),
             F::round(f64::NEG_INFINITY),
@@ -293,10 +291,22 @@ fn special_row<F: Format>(log: bool, nan: bool, m: f32, x: &[F], k: u64, out: &m
             F::round(round_odd(DD::from_f64(1.0).div(kd))),
             F::round(0.0),
         )
-    };
+    }
+}
+
+/// Fill a row whose maximum is not finite, or that has a NaN.
+fn special_row<F: Format>(log: bool, nan: bool, m: f32, x: &[F], k: u64, out: &mut [Out<F>]) {
+    let (on, off) = special_values::<F>(log, nan, m, k);
     for (o, v) in out.iter_mut().zip(x) {
         o.write(if v.to_f32() == f32::INFINITY { on } else { off });
     }
+}
+
+/// log1p(T) of a log-softmax row from its count of maxima k and the exact total (hi, lo)
+/// of its scaled non-maximal terms (scale 2^-scale_exp): what the CUDA path computes on the
+/// host between its two kernels, with the CPU's functions.
+pub(crate) fn log_softmax_l(k: u64, hi: i128, lo: i128, scale_exp: i32) -> DD {
+    log1p_dd(FixedSum { hi, lo }.to_dd(scale_exp).add_f64((k - 1) as f64))
 }
 
 /// One short row, all passes (scratch.len() >= x.len()).
@@ -545,6 +555,31 @@ pub fn log_softmax_slice_with<F: Format + Default>(path: VectorPath, n: usize, x
     softmax_rows_with(path, true, n, x, &mut out);
     // SAFETY: softmax_rows_with wrote every element.
     unsafe { assume_init_vec(out) }
+}
+
+/// The host step of the CUDA log-softmax (`kernels/softmax.cu`), public for the host
+/// cross-check: from the stats kernel's 8 words per row (maximum bits, k, #{x <= m}, E2 + 1,
+/// exact total hi and lo as two's-complement 128-bit integers, low word first) to the out
+/// kernel's 4 f64 per row (mode, L hi, L lo or the special values, m). The same functions as
+/// the CPU path, so the outputs are the CPU's bits.
+#[doc(hidden)]
+pub fn log_softmax_params<F: Format>(n: usize, stats: &[u64]) -> Vec<f64> {
+    let mut params = Vec::with_capacity(stats.len() / 2);
+    for st in stats.chunks_exact(8) {
+        let m = f32::from_bits(st[0] as u32);
+        let (k, le) = (st[1], st[2]);
+        let nan = le != n as u64;
+        if nan || !m.is_finite() {
+            let (on, off) = special_values::<F>(true, nan, m, k);
+            params.extend_from_slice(&[1.0, on.to_f32() as f64, off.to_f32() as f64, 0.0]);
+        } else {
+            let hi = ((st[5] as u128) << 64 | st[4] as u128) as i128;
+            let lo = ((st[7] as u128) << 64 | st[6] as u128) as i128;
+            let l = log_softmax_l(k, hi, lo, st[3] as i64 as i32);
+            params.extend_from_slice(&[0.0, l.hi, l.lo, m as f64]);
+        }
+    }
+    params
 }
 
 // ---------------------------------------------------------------------------------------
