@@ -69,3 +69,47 @@ __device__ __forceinline__ void unary_loop(size_t numel, size_t num_dims, const 
     REPRO_UNARY_KERNEL(NAME, FN, F16, f16)
 
 REPRO_FOR_EACH_UNARY(REPRO_UNARY_ALL_FORMATS)
+
+// softplus with PyTorch's parameters, mirroring SoftplusWith::element in
+// src/ops/elementwise.rs: x where beta*x > threshold (f32 product and comparison), the
+// correctly rounded softplus when beta == 1, else softplus_f32(beta*x) / beta in f32,
+// rounded once more to the format.
+template <class F>
+__device__ __forceinline__ typename F::T softplus_with_element(float beta, float threshold,
+                                                               typename F::T x) {
+    float xf = F::to_f32(x);
+    float bx = beta * xf;
+    if (bx > threshold) {
+        return x;
+    } else if (beta == 1.0f) {
+        return repro::eval<repro::Softplus, F>(xf);
+    } else {
+        return F::round((double)(repro::eval<repro::Softplus, repro::F32>(bx) / beta));
+    }
+}
+
+template <class F>
+__device__ __forceinline__ void softplus_with_loop(size_t numel, size_t num_dims,
+                                                   const size_t* info, float beta,
+                                                   float threshold, const typename F::T* inp,
+                                                   typename F::T* out) {
+    const size_t* dims = info;
+    const size_t* strides = info + num_dims;
+    bool contiguous = info == nullptr || strides_contiguous(num_dims, dims, strides);
+    size_t step = (size_t)blockDim.x * gridDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < numel; i += step) {
+        size_t src = contiguous ? i : strided_offset(i, num_dims, dims, strides);
+        out[i] = softplus_with_element<F>(beta, threshold, inp[src]);
+    }
+}
+
+#define REPRO_SOFTPLUS_WITH_KERNEL(FMT, SUFFIX)                                                  \
+    extern "C" __global__ void __launch_bounds__(REPRO_BLOCK) repro_softplus_with_##SUFFIX(      \
+        const size_t numel, const size_t num_dims, const size_t* info, const float beta,         \
+        const float threshold, const repro::FMT::T* inp, repro::FMT::T* out) {                   \
+        softplus_with_loop<repro::FMT>(numel, num_dims, info, beta, threshold, inp, out);        \
+    }
+
+REPRO_SOFTPLUS_WITH_KERNEL(F32, f32)
+REPRO_SOFTPLUS_WITH_KERNEL(BF16, bf16)
+REPRO_SOFTPLUS_WITH_KERNEL(F16, f16)

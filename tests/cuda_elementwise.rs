@@ -312,3 +312,27 @@ fn cuda_non_contiguous_layouts() {
     let y = candle_repro::unary(&e, UnaryFn::Exp).unwrap();
     assert_eq!(y.dims(), &[0, 3]);
 }
+
+/// softplus_with (PyTorch's beta and threshold) on CUDA against the CPU.
+#[test]
+fn cuda_softplus_with() {
+    let Some(dev) = cuda_device() else { return };
+    let n = 1 << 20;
+    let v: Vec<f32> = (0..n as u32)
+        .map(|i| f32::from_bits(i.wrapping_mul(4099).wrapping_add(0x3000_0000)))
+        .collect();
+    let cpu = Tensor::from_vec(v, n, &Device::Cpu).unwrap();
+    let gpu = cpu.to_device(&dev).unwrap();
+    for dtype in DTYPES {
+        let (c, g) = (cpu.to_dtype(dtype).unwrap(), gpu.to_dtype(dtype).unwrap());
+        for (beta, threshold) in [(1.0, 20.0), (2.0, 20.0), (0.5, 5.0), (1.0, 3.0)] {
+            let a = output_bits(&candle_repro::softplus_with(&c, beta, threshold).unwrap());
+            let b = output_bits(&candle_repro::softplus_with(&g, beta, threshold).unwrap());
+            assert!(
+                a == b,
+                "softplus_with({beta}, {threshold}) {}: CUDA != CPU",
+                dtype_name(dtype)
+            );
+        }
+    }
+}

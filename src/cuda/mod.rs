@@ -81,6 +81,41 @@ pub fn unary_fwd_by_name(
     Ok((slice, layout.shape().clone()))
 }
 
+/// Forward pass of `softplus_with(x, beta, threshold)` (see
+/// [`crate::ops::elementwise::softplus_with`]) on a CUDA tensor of any layout: kernels
+/// `repro_softplus_with_<f32|bf16|f16>`, the same element function as the CPU op.
+#[allow(dead_code)] // called from SoftplusWith::cuda_fwd once wired
+pub(crate) fn softplus_with_fwd(
+    beta: f32,
+    threshold: f32,
+    storage: &CudaStorage,
+    layout: &Layout,
+) -> Result<(CudaStorage, Shape)> {
+    let dev = &storage.device;
+    let params = (beta, threshold);
+    let slice = match &storage.slice {
+        CudaStorageSlice::F32(s) => CudaStorage::wrap_cuda_slice(
+            launch("repro_softplus_with_f32", dev, s, layout, Some(params))?,
+            dev.clone(),
+        ),
+        CudaStorageSlice::BF16(s) => CudaStorage::wrap_cuda_slice(
+            launch("repro_softplus_with_bf16", dev, s, layout, Some(params))?,
+            dev.clone(),
+        ),
+        CudaStorageSlice::F16(s) => CudaStorage::wrap_cuda_slice(
+            launch("repro_softplus_with_f16", dev, s, layout, Some(params))?,
+            dev.clone(),
+        ),
+        other => {
+            return Err(candle_core::Error::UnsupportedDTypeForOp(
+                other_dtype(other),
+                "softplus_with",
+            ));
+        }
+    };
+    Ok((slice, layout.shape().clone()))
+}
+
 fn other_dtype(s: &CudaStorageSlice) -> candle_core::DType {
     use candle_core::DType;
     match s {
@@ -124,6 +159,18 @@ fn launch_unary<T: DeviceRepr + CudaDType>(
     src: &CudaSlice<T>,
     layout: &Layout,
 ) -> Result<CudaSlice<T>> {
+    launch(&format!("repro_{name}_{suffix}"), dev, src, layout, None)
+}
+
+/// Launch elementwise kernel `kernel` (arguments: numel, num_dims, info, [beta, threshold,]
+/// inp, out) over the layout's elements into a new contiguous buffer.
+fn launch<T: DeviceRepr + CudaDType>(
+    kernel: &str,
+    dev: &CudaDevice,
+    src: &CudaSlice<T>,
+    layout: &Layout,
+    params: Option<(f32, f32)>,
+) -> Result<CudaSlice<T>> {
     let shape = layout.shape();
     let n = shape.elem_count();
     // SAFETY: every element is written by the kernel below before it is read.
@@ -131,11 +178,7 @@ fn launch_unary<T: DeviceRepr + CudaDType>(
     if n == 0 {
         return Ok(out);
     }
-    let func = dev.get_or_load_custom_func(
-        &format!("repro_{name}_{suffix}"),
-        ELEMENTWISE_MODULE,
-        ELEMENTWISE_PTX,
-    )?;
+    let func = dev.get_or_load_custom_func(kernel, ELEMENTWISE_MODULE, ELEMENTWISE_PTX)?;
     // Null for a contiguous layout, else the dims then the strides, as candle's kernels.
     let info = SlicePtrOrNull::params_from_layout(dev, layout)?;
     let src = src.slice(layout.start_offset()..);
@@ -144,10 +187,15 @@ fn launch_unary<T: DeviceRepr + CudaDType>(
     builder.arg(&n);
     builder.arg(&num_dims);
     info.builder_arg(&mut builder);
+    let (beta, threshold) = params.unwrap_or((1.0, 0.0));
+    if params.is_some() {
+        builder.arg(&beta);
+        builder.arg(&threshold);
+    }
     builder.arg(&src);
     builder.arg(&mut out);
     // SAFETY: the argument list matches the kernel's signature (numel, num_dims, info,
-    // inp, out); `out` holds n elements and `src` the layout's elements.
+    // [beta, threshold,] inp, out); `out` holds n elements and `src` the layout's elements.
     unsafe { builder.launch(launch_config(n)) }.w()?;
     Ok(out)
 }
