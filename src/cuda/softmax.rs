@@ -5,10 +5,17 @@
 //! `tests/softmax_cuda_hostcheck.rs`), and the row sums are exact 128-bit integer sums,
 //! which no block size, warp schedule or reduction order can change.
 //!
+//! log-softmax runs two kernels around a small host step: the stats kernel gives each row's
+//! maximum, counts and exact scaled total (8 words per row), the host computes L = log1p(T)
+//! per row with the CPU's double-double `log1p_dd` ([`crate::ops::softmax::log_softmax_params`],
+//! 32 bytes per row back to the device), and the out kernel writes (x - m) - L.
+//!
 //! Not on the GPU yet (computed by the CPU code and copied back, so the bits are still the
-//! same): log-softmax (its `log1p` needs the device mirror of the log family), inputs that
-//! are not contiguous, and the backward passes.
+//! same): inputs that are not contiguous and the backward passes. A row is handled by one
+//! block: correct for any length, but long rows (2^20 and more) do not spread over the GPU.
 
+use crate::math::Format;
+use crate::ops::softmax::log_softmax_params;
 use candle_core::backend::{BackendDevice, BackendStorage};
 use candle_core::cuda_backend::cudarc::driver::{
     CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg,
@@ -35,19 +42,19 @@ pub(crate) fn softmax_fwd(
     storage: &CudaStorage,
     layout: &Layout,
 ) -> Result<(CudaStorage, Shape)> {
-    if log || layout.contiguous_offsets().is_none() {
+    if layout.contiguous_offsets().is_none() {
         return cpu_fallback(log, storage, layout);
     }
     let dev = &storage.device;
     let slice = match &storage.slice {
         CudaStorageSlice::F32(s) => {
-            CudaStorage::wrap_cuda_slice(launch(dev, "f32", s, layout)?, dev.clone())
+            CudaStorage::wrap_cuda_slice(launch(dev, log, "f32", s, layout)?, dev.clone())
         }
         CudaStorageSlice::BF16(s) => {
-            CudaStorage::wrap_cuda_slice(launch(dev, "bf16", s, layout)?, dev.clone())
+            CudaStorage::wrap_cuda_slice(launch(dev, log, "bf16", s, layout)?, dev.clone())
         }
         CudaStorageSlice::F16(s) => {
-            CudaStorage::wrap_cuda_slice(launch(dev, "f16", s, layout)?, dev.clone())
+            CudaStorage::wrap_cuda_slice(launch(dev, log, "f16", s, layout)?, dev.clone())
         }
         _ => return cpu_fallback(log, storage, layout),
     };
@@ -61,25 +68,21 @@ fn cpu_fallback(log: bool, storage: &CudaStorage, layout: &Layout) -> Result<(Cu
     Ok((storage.device.storage_from_cpu_storage(&out)?, shape))
 }
 
-fn launch<T: DeviceRepr + CudaDType>(
+fn launch<T: DeviceRepr + CudaDType + Format>(
     dev: &CudaDevice,
+    log: bool,
     suffix: &str,
     src: &CudaSlice<T>,
     layout: &Layout,
 ) -> Result<CudaSlice<T>> {
     let total = layout.shape().elem_count();
     let n = layout.dims().last().copied().unwrap_or(1);
-    // SAFETY: every element is written by the kernel below before it is read.
+    // SAFETY: every element is written by the kernels below before it is read.
     let mut out = unsafe { dev.alloc::<T>(total)? };
     if total == 0 || n == 0 {
         return Ok(out);
     }
     let rows = total / n;
-    let func = dev.get_or_load_custom_func(
-        &format!("repro_softmax_{suffix}"),
-        SOFTMAX_MODULE,
-        SOFTMAX_PTX,
-    )?;
     let (start, _) = layout
         .contiguous_offsets()
         .expect("softmax_fwd only launches on contiguous layouts");
@@ -89,13 +92,43 @@ fn launch<T: DeviceRepr + CudaDType>(
         block_dim: (BLOCK, 1, 1),
         shared_mem_bytes: 0,
     };
+    let load = |name: &str| {
+        dev.get_or_load_custom_func(&format!("{name}_{suffix}"), SOFTMAX_MODULE, SOFTMAX_PTX)
+    };
+    if !log {
+        let func = load("repro_softmax")?;
+        let mut builder = func.builder();
+        builder.arg(&rows);
+        builder.arg(&n);
+        builder.arg(&src);
+        builder.arg(&mut out);
+        // SAFETY: the arguments match the kernel's signature (rows, n, inp, out); `src`
+        // holds rows * n elements from the layout's start, `out` rows * n.
+        unsafe { builder.launch(cfg) }.w()?;
+        return Ok(out);
+    }
+    // log-softmax: stats kernel, host step, out kernel.
+    // SAFETY: the stats kernel writes all 8 words of every row.
+    let mut stats = unsafe { dev.alloc::<u64>(rows * 8)? };
+    let func = load("repro_log_softmax_stats")?;
     let mut builder = func.builder();
     builder.arg(&rows);
     builder.arg(&n);
     builder.arg(&src);
+    builder.arg(&mut stats);
+    // SAFETY: (rows, n, inp, stats) as the kernel declares; stats holds rows * 8 words.
+    unsafe { builder.launch(cfg) }.w()?;
+    let stats = dev.clone_dtoh(&stats)?;
+    let params = dev.clone_htod(&log_softmax_params::<T>(n, &stats))?;
+    let func = load("repro_log_softmax_out")?;
+    let mut builder = func.builder();
+    builder.arg(&rows);
+    builder.arg(&n);
+    builder.arg(&src);
+    builder.arg(&params);
     builder.arg(&mut out);
-    // SAFETY: the arguments match the kernel's signature (rows, n, inp, out); `src` holds
-    // rows * n elements from the layout's start, `out` rows * n.
+    // SAFETY: (rows, n, inp, params, out) as the kernel declares; params holds rows * 4
+    // f64, out rows * n elements.
     unsafe { builder.launch(cfg) }.w()?;
     Ok(out)
 }
