@@ -9,14 +9,22 @@
 namespace repro {
 namespace m_softplus {
 
-constexpr double U = 0x1.0000000000000p-53;  // 0x3CA0000000000000
+constexpr double H0 = 0x1.5555555555555p-2;  // 0x3FD5555555555555
+constexpr double H1 = 0x1.999999999a3ddp-3;  // 0x3FC999999999A3DD
+constexpr double H2 = 0x1.24924923d44c6p-3;  // 0x3FC24924923D44C6
+constexpr double H3 = 0x1.c71c727143318p-4;  // 0x3FBC71C727143318
+constexpr double H4 = 0x1.745cf0b0e03bdp-4;  // 0x3FB745CF0B0E03BD
+constexpr double H5 = 0x1.3b18b294bebf9p-4;  // 0x3FB3B18B294BEBF9
+constexpr double H6 = 0x1.10ac75dc602b1p-4;  // 0x3FB10AC75DC602B1
+constexpr double H7 = 0x1.eb905e8575054p-5;  // 0x3FAEB905E8575054
+constexpr double H8 = 0x1.687a6e7c95176p-5;  // 0x3FA687A6E7C95176
+constexpr double H9 = 0x1.4b0a26c5f2aefp-4;  // 0x3FB4B0A26C5F2AEF
 constexpr double FAST_MIN = -0x1.5e00000000000p+9;  // 0xC085E00000000000
 constexpr double SAT_HIGH = 0x1.4000000000000p+5;  // 0x4044000000000000
 constexpr double SAT_LOW = -0x1.9000000000000p+7;  // 0xC069000000000000
 constexpr double TINY = 0x0.0000000000001p-1022;  // 0x0000000000000001
 
-
-constexpr double FAST_REL_ERR = m_exp::EXP_FAST_F64_REL_ERR + m_log::LOG1P_FAST_F64_REL_ERR + 2.0 * U;
+constexpr double FAST_REL_ERR = 4.0 * m_exp::EXP_FAST_F64_REL_ERR;
 
 }  // namespace m_softplus
 
@@ -27,8 +35,18 @@ struct Softplus {
         return x >= m_softplus::FAST_MIN && x < F64(0x7FF0000000000000);
     }
     RM_FN static double fast(float xf) {
+        using namespace m_softplus;
         double x = (double)xf;
-        double l = m_log::log1p_fast_f64(m_exp::exp_fast_f64(-fabs_(x)));
+        double e = m_exp::exp_fast_f64(-fabs_(x));
+        double s = e / (2.0 + e);
+        double t = s * s;
+        double t2 = t * t;
+        double t4 = t2 * t2;
+        double b0 = (H0 + t * H1) + t2 * (H2 + t * H3);
+        double b1 = (H4 + t * H5) + t2 * (H6 + t * H7);
+        double h = (b0 + t4 * b1) + (t4 * t4) * (H8 + t * H9);
+        double s2 = s + s;
+        double l = s2 + s2 * (t * h);
         double p = x > 0.0 ? x : 0.0;
         return p + l;
     }

@@ -2,7 +2,8 @@
 //! semantics) so the tests can compare it bit for bit with the Rust functions.
 
 fn main() {
-    let kernels = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernels");
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
+    let kernels = std::path::Path::new(&manifest).join("../../kernels");
     println!("cargo:rerun-if-changed=src/shim.cpp");
     println!("cargo:rerun-if-changed={}", kernels.display());
     cc::Build::new()
