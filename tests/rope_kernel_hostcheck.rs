@@ -6,14 +6,22 @@
 //! `cargo test --release --test rope_kernel_hostcheck`
 
 use candle_core::{DType, Device, Tensor};
-use candle_repro::rope::{RopeLayout, rope_bwd, rope_i_bwd, rope_thd_bwd, rope_with};
+use candle_repro::rope::{
+    RopeConfig, RopeLayout, rope_bwd, rope_freqs, rope_fused, rope_i_bwd, rope_thd_bwd, rope_with,
+};
 use half::{bf16, f16};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-/// Build the host program once (None, with a message, when there is no C++ compiler).
+/// Build the host program once per test process (None, with a message, when there is no
+/// C++ compiler).
 fn hostcheck_binary() -> Option<PathBuf> {
+    static BIN: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    BIN.get_or_init(build_hostcheck).clone()
+}
+
+fn build_hostcheck() -> Option<PathBuf> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("rope_hostcheck");
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
@@ -148,6 +156,7 @@ fn kernel_math_matches_the_cpu_kernel() {
                         DType::BF16 => 1,
                         _ => 2,
                     };
+                    input.extend(0u32.to_le_bytes());
                     input.extend(code.to_le_bytes());
                     input.extend((li as u32).to_le_bytes());
                     input.extend(sgn.to_le_bytes());
@@ -185,4 +194,102 @@ fn kernel_math_matches_the_cpu_kernel() {
         }
     }
     println!("kernels/rope.cu host build == Rust CPU kernel: {cases} cases, {outputs} outputs");
+}
+
+fn run_host(bin: &PathBuf, input: &[u8]) -> Vec<u8> {
+    let mut child = Command::new(bin)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    out.stdout
+}
+
+#[test]
+fn fused_kernel_math_matches_the_cpu_op() {
+    // The fused kernel computes cos/sin per element with kernels/math/trig.cuh; the CPU op
+    // with src/math/trig.rs. Positions up to 2^32 - 1 exercise the exact reduction.
+    let Some(bin) = hostcheck_binary() else {
+        return;
+    };
+    let mut outputs = 0;
+    for cfg in [
+        RopeConfig::new(10000.0, 64),
+        RopeConfig::llama31(128),
+        RopeConfig::yarn(1e6, 32, 4.0, 32768),
+    ] {
+        let freqs = rope_freqs(&cfg).unwrap();
+        let d = cfg.rotary_dim;
+        for dt in [DType::F32, DType::BF16, DType::F16] {
+            for (li, layout) in [RopeLayout::Halves, RopeLayout::Interleaved, RopeLayout::Thd]
+                .into_iter()
+                .enumerate()
+            {
+                for batched in [false, true] {
+                    let (b, h, t) = (2usize, 3usize, 40usize);
+                    let shape = if layout == RopeLayout::Thd {
+                        vec![b, t, h, d]
+                    } else {
+                        vec![b, h, t, d]
+                    };
+                    let nx = b * h * t * d;
+                    let x = random_tensor(nx, &shape, dt, 1234 + li as u64);
+                    let npos = if batched { b * t } else { t };
+                    let pv: Vec<u32> = (0..npos as u64)
+                        .map(|k| match k % 4 {
+                            0 => k as u32,
+                            1 => (k * 2_654_435_761 % 131_072) as u32,
+                            2 => (k * 0x9E37_79B9) as u32,
+                            _ => u32::MAX - k as u32,
+                        })
+                        .collect();
+                    let pos = if batched {
+                        Tensor::from_vec(pv.clone(), (b, t), &Device::Cpu).unwrap()
+                    } else {
+                        Tensor::from_vec(pv.clone(), t, &Device::Cpu).unwrap()
+                    };
+                    let y = rope_fused(layout, &x, &pos, &freqs).unwrap();
+                    let code: u32 = match dt {
+                        DType::F32 => 0,
+                        DType::BF16 => 1,
+                        _ => 2,
+                    };
+                    let mut input = Vec::new();
+                    input.extend(1u32.to_le_bytes());
+                    input.extend(code.to_le_bytes());
+                    input.extend((li as u32).to_le_bytes());
+                    input.extend(1.0f64.to_le_bytes());
+                    for v in [b, h, t, d, t] {
+                        input.extend((v as u64).to_le_bytes());
+                    }
+                    input.extend((batched as u32).to_le_bytes());
+                    input.extend((nx as u64).to_le_bytes());
+                    input.extend((npos as u64).to_le_bytes());
+                    input.extend(bits_of(&x));
+                    for p in &pv {
+                        input.extend(p.to_le_bytes());
+                    }
+                    for f in &freqs.inv_freq {
+                        input.extend(f.to_bits().to_le_bytes());
+                    }
+                    input.extend(freqs.attention_factor.to_bits().to_le_bytes());
+                    let got = run_host(&bin, &input);
+                    let want = bits_of(&y);
+                    let w = dt.size_in_bytes();
+                    for k in 0..nx {
+                        assert_eq!(
+                            &got[k * w..(k + 1) * w],
+                            &want[k * w..(k + 1) * w],
+                            "{cfg:?} {dt:?} {layout:?} batched {batched} element {k}"
+                        );
+                    }
+                    outputs += nx;
+                }
+            }
+        }
+    }
+    println!("fused kernel (host build, device trig mirror) == CPU fused op: {outputs} outputs");
 }

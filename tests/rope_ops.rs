@@ -318,6 +318,23 @@ fn fused_equals_tables() {
                     .unwrap();
                 let tab2 = rope_with(layout, &x, &c3, &s3).unwrap();
                 assert!(same_bits(&fused2, &tab2), "{cfg:?} {dt:?} {layout:?} 2D");
+                if dt == DType::F32 {
+                    // autograd through the fused op: the backward rotation with the tables
+                    let xv = Var::from_tensor(&x).unwrap();
+                    let g = tensor(data(b * h * t * d, 6), &shape_of(layout, b, h, t, d), dt);
+                    let y = rope_fused(layout, xv.as_tensor(), &pos2, &tables.freqs).unwrap();
+                    let grads = (y * &g).unwrap().sum_all().unwrap().backward().unwrap();
+                    let want = match layout {
+                        RopeLayout::Halves => rope_bwd(&g, &c3, &s3),
+                        RopeLayout::Interleaved => rope_i_bwd(&g, &c3, &s3),
+                        RopeLayout::Thd => rope_thd_bwd(&g, &c3, &s3),
+                    }
+                    .unwrap();
+                    assert!(
+                        same_bits(grads.get(xv.as_tensor()).unwrap(), &want),
+                        "{layout:?} fused bwd"
+                    );
+                }
             }
         }
     }

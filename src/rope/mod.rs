@@ -15,6 +15,9 @@
 //!   CPU and in `kernels/rope.cu`. Backward ([`rope_bwd`], ... and candle autograd) is the
 //!   rotation by -theta with the same scheme.
 //! * Fused ([`rope_fused`]): positions instead of tables; the same bits as the table path.
+//!   On CUDA the cos/sin values are computed per element in the kernel
+//!   (`repro_rope_fused_*`, with the device trig mirror); on the CPU one row per (batch,
+//!   time) slot is computed inside the op and shared by the heads.
 //!
 //! Differences from candle_nn: non-contiguous inputs are made contiguous instead of
 //! rejected; a per-batch 3D table may have more rows than the sequence (candle_nn then
@@ -433,15 +436,133 @@ pub fn rope_fused(
     if let Some(p) = pos.iter().find(|p| **p < 0) {
         return Err(err(format!("{name} (fused): negative position {p}")));
     }
-    let pos: Vec<u64> = pos.into_iter().map(|p| p as u64).collect();
-    let half = d / 2;
-    let shape: Shape = if batched {
-        (b, t, half).into()
-    } else {
-        (t, half).into()
+    if let Some(p) = pos.iter().find(|p| **p > u32::MAX as i64) {
+        return Err(err(format!("{name} (fused): position {p} above 2^32 - 1")));
+    }
+    if !matches!(xs.dtype(), DType::F32 | DType::BF16 | DType::F16) {
+        return Err(err(format!(
+            "{name} (fused): dtype {:?} not supported (f32, bf16, f16)",
+            xs.dtype()
+        )));
+    }
+    if !xs.device().same_device(positions.device()) {
+        return Err(err(format!(
+            "{name} (fused): xs and positions must be on the same device"
+        )));
+    }
+    // CPU: one row of cos/sin per (batch, time) slot, shared by the heads, then the table
+    // kernel; CUDA: cos/sin computed per element in the kernel (repro_rope_fused_*).
+    let op = FusedOp {
+        layout,
+        sgn: 1.0,
+        inv: std::sync::Arc::new(freqs.inv_freq.clone()),
+        af: freqs.attention_factor,
     };
-    let (cos, sin) = rows_tensors(freqs, &pos, shape, xs.dtype(), xs.device())?;
-    run(layout, 1.0, xs, &cos, &sin)
+    let pos = positions.to_dtype(DType::U32)?.contiguous()?;
+    let _ = batched;
+    xs.contiguous()?.apply_op2(&pos, op)
+}
+
+/// The fused op on a device: xs and u32 positions ((t,) or (b, t)), cos/sin computed per
+/// element from the frequencies (the same [`cos_sin_entry`] as the tables), forward
+/// (`sgn = 1`) or backward (`sgn = -1`).
+#[derive(Debug, Clone)]
+struct FusedOp {
+    layout: RopeLayout,
+    sgn: f64,
+    inv: std::sync::Arc<Vec<f32>>,
+    af: f32,
+}
+
+impl FusedOp {
+    fn geometry(&self, lx: &Layout, lp: &Layout) -> Result<Geometry> {
+        let (b, h, t, d) = match self.layout {
+            RopeLayout::Thd => {
+                let (b, t, h, d) = lx.shape().dims4()?;
+                (b, h, t, d)
+            }
+            _ => lx.shape().dims4()?,
+        };
+        Ok(Geometry {
+            layout: self.layout,
+            b,
+            h,
+            t,
+            d,
+            cs_t: t,
+            batched: lp.dims().len() == 2,
+        })
+    }
+}
+
+impl candle_core::CustomOp2 for FusedOp {
+    fn name(&self) -> &'static str {
+        "repro-rope-fused"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+    ) -> Result<(CpuStorage, Shape)> {
+        let g = self.geometry(l1, l2)?;
+        let pos: Vec<u64> = match s2 {
+            CpuStorage::U32(p) => contiguous(p, l2, "positions")?
+                .iter()
+                .map(|&v| v as u64)
+                .collect(),
+            _ => return Err(err("rope (fused): positions must be u32 here".into())),
+        };
+        fn go<F: Format + Default + candle_core::WithDType>(
+            op: &FusedOp,
+            g: &Geometry,
+            pos: &[u64],
+            x: &[F],
+            l1: &Layout,
+        ) -> Result<CpuStorage> {
+            let x = contiguous(x, l1, "xs")?;
+            let n = pos.len() * op.inv.len();
+            let (mut c, mut s) = (vec![F::default(); n], vec![F::default(); n]);
+            tables::fill_rows(&op.inv, op.af, pos, &mut c, &mut s);
+            Ok(F::to_cpu_storage_owned(apply::apply(g, x, &c, &s, op.sgn)))
+        }
+        let out = match s1 {
+            CpuStorage::F32(x) => go(self, &g, &pos, x, l1)?,
+            CpuStorage::BF16(x) => go(self, &g, &pos, x, l1)?,
+            CpuStorage::F16(x) => go(self, &g, &pos, x, l1)?,
+            _ => return Err(err("rope (fused): dtype not supported".into())),
+        };
+        Ok((out, l1.shape().clone()))
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        s1: &candle_core::CudaStorage,
+        l1: &Layout,
+        s2: &candle_core::CudaStorage,
+        l2: &Layout,
+    ) -> Result<(candle_core::CudaStorage, Shape)> {
+        let g = self.geometry(l1, l2)?;
+        crate::cuda::rope::rope_fused_fwd(&g, self.sgn, &self.inv, self.af, s1, l1, s2, l2)
+    }
+
+    fn bwd(
+        &self,
+        _xs: &Tensor,
+        positions: &Tensor,
+        _res: &Tensor,
+        grad: &Tensor,
+    ) -> Result<(Option<Tensor>, Option<Tensor>)> {
+        let op = FusedOp {
+            sgn: -self.sgn,
+            ..self.clone()
+        };
+        let dx = grad.contiguous()?.apply_op2_no_bwd(positions, &op)?;
+        Ok((Some(dx), None))
+    }
 }
 
 #[cfg(test)]
