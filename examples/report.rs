@@ -10,15 +10,24 @@ use candle_repro::UnaryFn;
 use mpfr_oracle::Func;
 use std::time::Instant;
 
-/// A deterministic spread of arguments: mostly [-8, 8), some wide-range values.
+/// A deterministic spread of arguments: mostly [-8, 8), one in 16 any finite f32.
 fn input(n: usize) -> Vec<f32> {
+    spread(n, true)
+}
+
+/// Arguments in [-8, 8) only: the typical range of activations, for the speed figures.
+fn typical_input(n: usize) -> Vec<f32> {
+    spread(n, false)
+}
+
+fn spread(n: usize, wide: bool) -> Vec<f32> {
     let mut s = 0x9E37_79B9_7F4A_7C15u64;
     (0..n)
         .map(|i| {
             s ^= s << 13;
             s ^= s >> 7;
             s ^= s << 17;
-            if i % 16 == 0 {
+            if wide && i % 16 == 0 {
                 // any finite f32 bit pattern
                 let v = f32::from_bits((s >> 32) as u32);
                 if v.is_finite() { v } else { 1.5 }
@@ -131,6 +140,18 @@ fn max_ulp_error(f: UnaryFn, dtype: DType, x: &[f32], y: &Tensor) -> f64 {
     worst
 }
 
+/// An error in ulps for the table: NaN marks a NaN where the result is a number (or the
+/// other way round).
+fn show_err(e: f64) -> String {
+    if e.is_nan() {
+        "wrong NaN".to_string()
+    } else if e >= 1e4 {
+        format!("{e:.1e}")
+    } else {
+        format!("{e:.3}")
+    }
+}
+
 fn best_of<R>(runs: usize, mut f: impl FnMut() -> R) -> f64 {
     (0..runs)
         .map(|_| {
@@ -209,22 +230,26 @@ fn main() {
                     .join(" ")
             };
             println!(
-                "{:<9} {:<5} {:<18} {:>13.3} {:>13.3}",
+                "{:<9} {:<5} {:<18} {:>13} {:>13}",
                 f.name(),
                 format!("{dtype:?}").to_lowercase(),
                 hash_text,
-                err_ours,
-                err_stock
+                show_err(err_ours),
+                show_err(err_stock)
             );
         }
     }
     println!();
-    println!("speed, 16M-element f32 tensor on the CPU, best of 5 (same run):");
+    softmax_report(&devs, &mut mismatches);
+    println!();
+    println!(
+        "speed, 16M-element f32 tensor of arguments in [-8, 8) on the CPU, best of 5 (same run):"
+    );
     println!(
         "{:<9} {:>12} {:>12} {:>8}",
         "op", "ours ms", "stock ms", "ratio"
     );
-    let big = Tensor::from_vec(input(1 << 24), 1 << 24, &Device::Cpu).unwrap();
+    let big = Tensor::from_vec(typical_input(1 << 24), 1 << 24, &Device::Cpu).unwrap();
     let big_pos = big.abs().unwrap();
     for f in UnaryFn::ALL {
         let arg = if f == UnaryFn::Log { &big_pos } else { &big };
@@ -238,6 +263,26 @@ fn main() {
             theirs / ours
         );
     }
+    println!();
+    println!("softmax_last_dim, 4096x4096 logits in [-8, 8) on the CPU, best of 3 (same run):");
+    println!(
+        "{:<12} {:<5} {:>10} {:>10} {:>8}",
+        "op", "dtype", "ours ms", "stock ms", "ratio"
+    );
+    let logits = Tensor::from_vec(typical_input(1 << 24), (4096, 4096), &Device::Cpu).unwrap();
+    for dtype in [DType::F32, DType::BF16] {
+        let x = logits.to_dtype(dtype).unwrap();
+        let ours = best_of(3, || candle_repro::softmax_last_dim(&x).unwrap());
+        let theirs = best_of(3, || candle_nn::ops::softmax_last_dim(&x).unwrap());
+        println!(
+            "{:<12} {:<5} {:>10.1} {:>10.1} {:>7.2}x",
+            "softmax",
+            format!("{dtype:?}").to_lowercase(),
+            ours * 1e3,
+            theirs * 1e3,
+            theirs / ours
+        );
+    }
     if devs.len() > 1 {
         println!();
         if mismatches == 0 {
@@ -246,5 +291,95 @@ fn main() {
             println!("CUDA and CPU outputs differ for {mismatches} op/dtype pairs");
             std::process::exit(1);
         }
+    }
+}
+
+/// Softmax over rows of a (64, 1000) logits tensor: output hashes per dtype and device, and
+/// the max error in ulps against a reference built from MPFR's correctly rounded f64 exp
+/// and an f64 compensated sum (accurate to about 2^-50, far below an ulp of any dtype).
+fn softmax_report(devs: &[(String, Device)], mismatches: &mut usize) {
+    let (rows, cols) = (64, 1000);
+    let mut logits = input(rows * cols);
+    for v in logits.iter_mut() {
+        *v = (*v).clamp(-60.0, 60.0);
+    }
+    println!(
+        "{:<12} {:<5} {:<18} {:>13} {:>13}",
+        "op", "dtype", "hash (all devices)", "err ours", "err stock"
+    );
+    for dtype in [DType::F32, DType::BF16, DType::F16] {
+        let mut hashes = vec![];
+        let mut cpu_out = None;
+        for (name, dev) in devs {
+            let x = Tensor::from_vec(logits.clone(), (rows, cols), dev)
+                .unwrap()
+                .to_dtype(dtype)
+                .unwrap();
+            let y = candle_repro::softmax_last_dim(&x).unwrap();
+            hashes.push(hash_bits(&y));
+            if name == "cpu" {
+                cpu_out = Some((x, y));
+            }
+        }
+        let (x, y) = cpu_out.unwrap();
+        let xs: Vec<f32> = x
+            .to_dtype(DType::F32)
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1()
+            .unwrap();
+        let reference: Vec<f64> = xs
+            .chunks(cols)
+            .flat_map(|row| {
+                let m = row.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b)) as f64;
+                let e: Vec<f64> = row
+                    .iter()
+                    .map(|&v| mpfr_oracle::approx_f64(Func::Exp, v as f64 - m))
+                    .collect();
+                let (mut sum, mut comp) = (0f64, 0f64);
+                for &t in &e {
+                    let s2 = sum + t;
+                    comp += if sum.abs() >= t.abs() {
+                        (sum - s2) + t
+                    } else {
+                        (t - s2) + sum
+                    };
+                    sum = s2;
+                }
+                let total = sum + comp;
+                e.into_iter().map(move |t| t / total)
+            })
+            .collect();
+        let err = |t: &Tensor| -> f64 {
+            let v: Vec<f32> = t
+                .to_dtype(DType::F32)
+                .unwrap()
+                .flatten_all()
+                .unwrap()
+                .to_vec1()
+                .unwrap();
+            v.iter()
+                .zip(&reference)
+                .map(|(&a, &r)| (a as f64 - r).abs() / ulp(dtype, a as f64))
+                .fold(0.0, f64::max)
+        };
+        let stock_y = candle_nn::ops::softmax_last_dim(&x).unwrap();
+        let same = hashes.iter().all(|h| *h == hashes[0]);
+        if !same {
+            *mismatches += 1;
+        }
+        println!(
+            "{:<12} {:<5} {:<18} {:>13} {:>13}",
+            "softmax",
+            format!("{dtype:?}").to_lowercase(),
+            if same {
+                format!("{:016x}", hashes[0])
+            } else {
+                format!("{hashes:x?}")
+            },
+            show_err(err(&y)),
+            show_err(err(&stock_y))
+        );
     }
 }

@@ -26,6 +26,7 @@ pub const ELEMENTWISE_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/elemen
 pub const PTX_MODULES: &[(&str, &str)] = &[
     ("elementwise", ELEMENTWISE_PTX),
     ("softmax", softmax::SOFTMAX_PTX),
+    ("rope", rope::ROPE_PTX),
 ];
 
 /// Module name under which the PTX is loaded into candle's per-device module cache.

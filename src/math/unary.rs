@@ -64,17 +64,20 @@ fn map_generic<U: CrUnary, F: Format>(xs: &[F], out: &mut [F]) {
     let mut x_chunks = xs.chunks_exact(LANES);
     let mut o_chunks = out.chunks_exact_mut(LANES);
     for (x, o) in (&mut x_chunks).zip(&mut o_chunks) {
-        let mut all_sure = true;
+        let mut sure = [false; LANES];
         for i in 0..LANES {
             let xf = x[i].to_f32();
-            let (r, sure) = round_if_certain::<F>(U::fast(xf), test_err::<U>());
+            let (r, certain) = round_if_certain::<F>(U::fast(xf), test_err::<U>());
             o[i] = r;
-            all_sure &= sure & U::in_fast_domain(xf);
+            sure[i] = certain & U::in_fast_domain(xf);
         }
-        if !all_sure {
-            // Rare: special inputs or results too close to a rounding boundary.
+        if sure.iter().any(|&s| !s) {
+            // Rare: special inputs or results too close to a rounding boundary. Only those
+            // lanes are redone.
             for i in 0..LANES {
-                o[i] = eval::<U, F>(x[i].to_f32());
+                if !sure[i] {
+                    o[i] = F::round(U::accurate(x[i].to_f32()));
+                }
             }
         }
     }

@@ -198,6 +198,15 @@ impl CustomOp1 for SoftplusWith {
         };
         Ok((out, layout.shape().clone()))
     }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        storage: &candle_core::CudaStorage,
+        layout: &Layout,
+    ) -> Result<(candle_core::CudaStorage, Shape)> {
+        crate::cuda::softplus_with_fwd(self.beta, self.threshold, storage, layout)
+    }
 }
 
 /// The dtypes the elementwise ops accept.
