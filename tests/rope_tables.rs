@@ -84,11 +84,9 @@ fn reference_freqs(cfg: &RopeConfig) -> (Vec<f32>, f32) {
                     let sm = ((1.0 / wavelen) * *old as f32 - *low_freq_factor as f32)
                         / (high_freq_factor - low_freq_factor) as f32;
                     let smoothed = (1.0 - sm) * l / *factor as f32 + sm * l;
-                    if !(wavelen < high_wl) && !(wavelen > low_wl) {
-                        smoothed
-                    } else {
-                        l
-                    }
+                    #[allow(clippy::neg_cmp_op_on_partial_ord)]
+                    let medium = !(wavelen < high_wl) && !(wavelen > low_wl);
+                    if medium { smoothed } else { l }
                 })
                 .collect();
             (out, 1.0)

@@ -225,6 +225,7 @@ fn vector_level() -> u8 {
 }
 
 #[inline]
+#[allow(clippy::too_many_arguments)]
 fn rows<F: Format>(
     level: u8,
     g: &Geometry,

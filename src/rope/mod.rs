@@ -178,6 +178,7 @@ impl CustomOp3 for RopeOp {
         l3: &Layout,
     ) -> Result<(CpuStorage, Shape)> {
         let g = self.geometry(l1, l2)?;
+        #[allow(clippy::too_many_arguments)]
         fn run<F: Format + Default + candle_core::WithDType>(
             g: &Geometry,
             sgn: f64,

@@ -189,7 +189,7 @@ const PI_F64: f64 = f64::from_bits(0x4009_21FB_5444_2D18);
 /// for the exact operation sequence).
 pub fn rope_freqs(cfg: &RopeConfig) -> candle_core::Result<RopeFreqs> {
     let dim = cfg.rotary_dim;
-    if dim == 0 || dim % 2 != 0 {
+    if dim == 0 || !dim.is_multiple_of(2) {
         return Err(bad(format!(
             "rotary_dim must be even and positive, got {dim}"
         )));
@@ -248,6 +248,8 @@ pub fn rope_freqs(cfg: &RopeConfig) -> candle_core::Result<RopeFreqs> {
                     let llama = if wavelen > low_wavelen { f / factor } else { f };
                     let smooth = ((1.0 / wavelen) * old32 - low_f) / span;
                     let smoothed = (1.0 - smooth) * llama / factor + smooth * llama;
+                    // torch: ~(wavelen < high) * ~(wavelen > low), kept literally (NaN-safe)
+                    #[allow(clippy::neg_cmp_op_on_partial_ord)]
                     let medium = !(wavelen < high_wavelen) && !(wavelen > low_wavelen);
                     if medium { smoothed } else { llama }
                 })
