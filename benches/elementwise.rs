@@ -69,7 +69,8 @@ fn slices(c: &mut Criterion) {
     let mut g = c.benchmark_group("slice_1M_f32_one_thread");
     g.sample_size(20);
     g.throughput(Throughput::Elements(n as u64));
-    let kernels: [(&str, fn(&[f32], &mut [f32]), &Vec<f32>); 10] = [
+    type SliceKernel = fn(&[f32], &mut [f32]);
+    let kernels: [(&str, SliceKernel, &Vec<f32>); 10] = [
         ("exp", math::exp_slice, &x),
         ("expm1", math::expm1_slice, &x),
         ("log", math::log_slice, &x_pos),

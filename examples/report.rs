@@ -163,13 +163,13 @@ fn best_of<R>(runs: usize, mut f: impl FnMut() -> R) -> f64 {
 }
 
 fn devices() -> Vec<(String, Device)> {
-    let mut d = vec![("cpu".to_string(), Device::Cpu)];
+    let cpu = ("cpu".to_string(), Device::Cpu);
     #[cfg(feature = "cuda")]
     match Device::new_cuda(0) {
-        Ok(dev) => d.push(("cuda".to_string(), dev)),
+        Ok(dev) => return vec![cpu, ("cuda".to_string(), dev)],
         Err(e) => println!("(no CUDA device: {e})"),
     }
-    d
+    vec![cpu]
 }
 
 fn main() {

@@ -8,7 +8,6 @@ use mpfr_oracle::{Func, cr_bf16, cr_f16, cr_f32};
 use rayon::prelude::*;
 
 struct Fun {
-    func: Func,
     f32: fn(f32) -> f32,
     bf16: fn(bf16) -> bf16,
     f16: fn(f16) -> f16,
@@ -17,7 +16,7 @@ struct Fun {
 fn fun(func: Func) -> Fun {
     macro_rules! f {
         ($n:ident) => {
-            paste::paste! { Fun { func, f32: math::$n, bf16: math::[<$n _bf16>], f16: math::[<$n _f16>] } }
+            paste::paste! { Fun { f32: math::$n, bf16: math::[<$n _bf16>], f16: math::[<$n _f16>] } }
         };
     }
     match func {

@@ -24,6 +24,7 @@
 //! * expm1: (2^n t_hi - 1) + 2^n (t_lo + t_hi q), q = w H(w), H of degree 4, relative
 //!   error 2^-54.27 against e^(cw) - 1; the analysis of `expm1_fast_f64` below gives
 //!   at most about 5.5u more, plus the 2^-45.
+//!
 //! Both stay below 2^-44 (`F32_FAST_REL_ERR`); results there are normal doubles, so the
 //! scaling by 2^n is one exact multiplication. Fallbacks to the accurate path: about one
 //! f32 input in 2^19.

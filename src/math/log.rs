@@ -30,6 +30,7 @@
 //!   the sum 1u, and for log1p r's two roundings 2.006u: < 6.7u = 2^-50.26;
 //! * k != 0: table entry 1.19u, the two sums 2.02u, the rest (p, r, LN2_LO) < 0.05u:
 //!   < 3.3u = 2^-51.2.
+//!
 //! FAST_REL_ERR = LOG1P_FAST_F64_REL_ERR = 2^-50 (on 400 000 random arguments per regime the
 //! largest error observed against MPFR is 2^-51.06; the unit test `fast_error_bound` checks
 //! the bound against the accurate path). `Log::fast` does the reduction on the f32 bits
@@ -181,7 +182,7 @@ impl CrUnary for Log {
     #[inline(always)]
     fn in_fast_domain(x: f32) -> bool {
         // Subnormals (rare) take the accurate path: the fast reduction reads f32 exponents.
-        x >= f32::MIN_POSITIVE && x < f32::INFINITY
+        (f32::MIN_POSITIVE..f32::INFINITY).contains(&x)
     }
 
     #[inline(always)]

@@ -132,11 +132,9 @@ mod tests {
         // Every 100003rd bit pattern (~43000 inputs, all exponents and both signs).
         for b in (0..=u32::MAX).step_by(100_003) {
             let x = f32::from_bits(b);
-            for (func, acc) in [(Func::Tanh, Tanh::accurate as fn(f32) -> f64)] {
-                let ours = <f32 as Format>::round(acc(x));
-                let cr = cr_f32(func, x);
-                assert_eq!(ours.to_bits(), cr.to_bits(), "{func:?}({x:e}) ({b:#x})");
-            }
+            let ours = <f32 as Format>::round(Tanh::accurate(x));
+            let cr = cr_f32(Func::Tanh, x);
+            assert_eq!(ours.to_bits(), cr.to_bits(), "tanh({x:e}) ({b:#x})");
         }
     }
 }

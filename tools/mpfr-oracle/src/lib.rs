@@ -37,7 +37,6 @@ const RNDD: Rnd = 3;
 unsafe extern "C" {
     fn mpfr_init2(x: *mut Mpfr, prec: c_long);
     fn mpfr_clear(x: *mut Mpfr);
-    fn mpfr_set_prec(x: *mut Mpfr, prec: c_long);
     fn mpfr_set_d(x: *mut Mpfr, d: f64, rnd: Rnd) -> c_int;
     fn mpfr_set(x: *mut Mpfr, y: *const Mpfr, rnd: Rnd) -> c_int;
     fn mpfr_get_d(x: *const Mpfr, rnd: Rnd) -> f64;
