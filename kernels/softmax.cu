@@ -4,8 +4,13 @@
 // order that cannot matter (integer addition), so each row gets the CPU's bits whatever
 // the block size or the GPU.
 //
-// Kernels repro_softmax_<f32|bf16|f16>(rows, n, inp, out): `inp` contiguous, starting at
-// the layout's offset; `out` contiguous. bf16 and f16 as their 16-bit patterns.
+// Kernels, <fmt> one of f32, bf16, f16 (16-bit formats as their bit patterns), all arrays
+// contiguous rows of length n:
+//   repro_softmax_<fmt>(rows, n, inp, out), repro_log_softmax_<fmt>(rows, n, inp, out);
+//   repro_softmax_bwd_<fmt>(rows, n, y, g, out), repro_log_softmax_bwd_<fmt>(rows, n, y, g,
+//   out): y the forward output, g the output's gradient, out the input's gradient.
+// tools/kernel-hostcheck/src/softmax_shim.cpp runs the same row functions on the host, T
+// "threads" at a time, for the bit-for-bit comparison with the Rust code.
 #include "softmax_math.cuh"
 
 #define REPRO_SOFTMAX_BLOCK 256
@@ -97,17 +102,13 @@ __device__ void softmax_rows(size_t rows, size_t n, const typename F::T* inp,
 }
 
 
-// log-softmax, in two kernels around a per-row step on the host (log1p of the row's exact
-// total with the CPU's double-double log, the same function the CPU path calls):
-//   repro_log_softmax_stats_<fmt>(rows, n, inp, stats): per row 8 u64: the maximum's f32
-//     bits, k = #{x == m}, #{x <= m}, E2 + 1 (as i64), and the exact scaled total of the
-//     non-maximal terms (hi and lo as two's-complement 128-bit integers, low word first);
-//   repro_log_softmax_out_<fmt>(rows, n, inp, params, out): per row 4 f64: mode (0 normal,
-//     1 special), then L = log1p(T) as hi, lo (mode 0) or the values of the +inf entries
-//     and of the others (mode 1), then m.
+// log-softmax in one kernel, like softmax: the maximum, then #{x == m}, #{x <= m} and
+// max {x < m} (NaN and special rows), then the exact scaled total of the non-maximal terms,
+// then L = log1p(T) with the device double-double log1p (every thread computes the same L
+// from the same totals: no extra synchronization, no host step), then (x - m) - L.
 template <class F>
-__device__ void log_softmax_stats(size_t rows, size_t n, const typename F::T* inp,
-                                  unsigned long long* stats) {
+__device__ void log_softmax_rows(size_t rows, size_t n, const typename F::T* inp,
+                                 typename F::T* out) {
     using namespace repro;
     using namespace repro::softmax;
     __shared__ float s_max[REPRO_SOFTMAX_BLOCK];
@@ -120,6 +121,8 @@ __device__ void log_softmax_stats(size_t rows, size_t n, const typename F::T* in
     const size_t t = threadIdx.x;
     for (size_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const typename F::T* x = inp + row * n;
+        typename F::T* o = out + row * n;
+        // 1. The maximum.
         s_max[t] = max_partial<F>(x, n, t, T);
         __syncthreads();
         for (size_t w = T / 2; w > 0; w /= 2) {
@@ -130,6 +133,7 @@ __device__ void log_softmax_stats(size_t rows, size_t n, const typename F::T* in
             __syncthreads();
         }
         float m = s_max[0];
+        // 2. Counts and the largest non-maximal entry.
         unsigned long long k, le;
         float x2;
         count2_partial<F>(x, n, m, t, T, &k, &le, &x2);
@@ -149,9 +153,20 @@ __device__ void log_softmax_stats(size_t rows, size_t n, const typename F::T* in
         k = s_k[0];
         le = s_le[0];
         x2 = s_x2[0];
-        bool special = le != (unsigned long long)n || !is_finite_f32(m);
-        int32_t se = special ? 0 : log_scale_exp(m, x2);
-        Partial p = special ? partial_zero() : log_sum_partial<F>(x, n, m, pow2(-se), t, T);
+        bool nan = le != (unsigned long long)n;
+        if (nan || !is_finite_f32(m)) {
+            // 3'. Special row (block-uniform branch).
+            typename F::T on, off;
+            log_softmax_special<F>(nan, m, k, &on, &off);
+            for (size_t i = t; i < n; i += T) {
+                o[i] = F::to_f32(x[i]) == f32_from_bits(0x7F800000u) ? on : off;
+            }
+            __syncthreads();
+            continue;
+        }
+        // 3. The exact scaled total of the non-maximal terms.
+        int32_t se = log_scale_exp(m, x2);
+        Partial p = log_sum_partial<F>(x, n, m, pow2(-se), t, T);
         s_hi[t] = p.hi;
         s_lo[t] = p.lo;
         __syncthreads();
@@ -162,66 +177,107 @@ __device__ void log_softmax_stats(size_t rows, size_t n, const typename F::T* in
             }
             __syncthreads();
         }
-        if (t == 0) {
-            unsigned long long* st = stats + row * 8;
-            unsigned __int128 hi = (unsigned __int128)s_hi[0];
-            unsigned __int128 lo = (unsigned __int128)s_lo[0];
-            st[0] = f32_to_bits(m);
-            st[1] = k;
-            st[2] = le;
-            st[3] = (unsigned long long)(long long)se;
-            st[4] = (unsigned long long)hi;
-            st[5] = (unsigned long long)(hi >> 64);
-            st[6] = (unsigned long long)lo;
-            st[7] = (unsigned long long)(lo >> 64);
+        Partial total = partial_zero();
+        total.hi = s_hi[0];
+        total.lo = s_lo[0];
+        // 4. L = log1p(T) and the outputs.
+        DD l = log_softmax_l(k, total, se);
+        for (size_t i = t; i < n; i += T) {
+            o[i] = log_softmax_value<F>(F::to_f32(x[i]), m, l);
         }
         __syncthreads();
     }
 }
 
-template <class F>
-__device__ void log_softmax_out(size_t rows, size_t n, const typename F::T* inp,
-                                const double* params, typename F::T* out) {
+// Backward of softmax (LOG = false: dx = (g - s) y, s = sum g_j y_j) and of log-softmax
+// (LOG = true: dx = g - e^y G, G = sum g_j), one block per row like the forward kernels:
+// the scan (max |v|, non-finite terms), then the exact fixed-point sum relative to max |v|
+// in 128-bit integers (ops::softmax::exact_row_sum), then the elementwise outputs.
+template <class F, bool LOG>
+__device__ void softmax_bwd_rows(size_t rows, size_t n, const typename F::T* y,
+                                 const typename F::T* g, typename F::T* out) {
     using namespace repro;
     using namespace repro::softmax;
+    __shared__ double s_amax[REPRO_SOFTMAX_BLOCK];
+    __shared__ int s_flags[REPRO_SOFTMAX_BLOCK];
+    __shared__ __int128 s_hi[REPRO_SOFTMAX_BLOCK];
+    __shared__ __int128 s_lo[REPRO_SOFTMAX_BLOCK];
+    const size_t T = blockDim.x;
+    const size_t t = threadIdx.x;
     for (size_t row = blockIdx.x; row < rows; row += gridDim.x) {
-        const typename F::T* x = inp + row * n;
+        const typename F::T* yr = y + row * n;
+        const typename F::T* gr = g + row * n;
         typename F::T* o = out + row * n;
-        const double* pr = params + row * 4;
-        float m = (float)pr[3];
-        if (pr[0] != 0.0) {
-            typename F::T on = F::round(pr[1]);
-            typename F::T off = F::round(pr[2]);
-            for (size_t i = threadIdx.x; i < n; i += blockDim.x) {
-                o[i] = F::to_f32(x[i]) == f32_from_bits(0x7F800000u) ? on : off;
+        // 1. The scan.
+        BwdScan sc = bwd_scan_partial<F, LOG>(yr, gr, n, t, T);
+        s_amax[t] = sc.amax;
+        s_flags[t] = (sc.nan ? 1 : 0) | (sc.pinf ? 2 : 0) | (sc.ninf ? 4 : 0);
+        __syncthreads();
+        for (size_t w = T / 2; w > 0; w /= 2) {
+            if (t < w) {
+                double a = s_amax[t], b = s_amax[t + w];
+                s_amax[t] = b > a ? b : a;
+                s_flags[t] |= s_flags[t + w];
             }
-        } else {
-            DD l = DD::make(pr[1], pr[2]);
-            for (size_t i = threadIdx.x; i < n; i += blockDim.x) {
-                o[i] = log_softmax_value<F>(F::to_f32(x[i]), m, l);
-            }
+            __syncthreads();
         }
+        BwdScan all;
+        all.amax = s_amax[0];
+        all.nan = (s_flags[0] & 1) != 0;
+        all.pinf = (s_flags[0] & 2) != 0;
+        all.ninf = (s_flags[0] & 4) != 0;
+        // 2. The sum (block-uniform branch).
+        double s;
+        if (!bwd_sum_special(all, &s)) {
+            int32_t e = exponent_floor(all.amax) + 1;
+            Partial p = bwd_sum_partial<F, LOG>(yr, gr, n, pow2(-e), t, T);
+            s_hi[t] = p.hi;
+            s_lo[t] = p.lo;
+            __syncthreads();
+            for (size_t w = T / 2; w > 0; w /= 2) {
+                if (t < w) {
+                    s_hi[t] += s_hi[t + w];
+                    s_lo[t] += s_lo[t + w];
+                }
+                __syncthreads();
+            }
+            Partial total = partial_zero();
+            total.hi = s_hi[0];
+            total.lo = s_lo[0];
+            s = total_to_dd(total, e).hi;
+        }
+        // 3. The outputs.
+        for (size_t i = t; i < n; i += T) {
+            o[i] = bwd_value<F, LOG>(yr[i], gr[i], s);
+        }
+        __syncthreads();
     }
 }
 
 }  // namespace
 
-#define REPRO_SOFTMAX_KERNEL(FMT, SUFFIX)                                                  \
-    extern "C" __global__ void __launch_bounds__(REPRO_SOFTMAX_BLOCK)                      \
-        repro_softmax_##SUFFIX(const size_t rows, const size_t n, const repro::FMT::T* inp, \
-                               repro::FMT::T* out) {                                       \
-        softmax_rows<repro::FMT>(rows, n, inp, out);                                       \
-    }                                                                                      \
-    extern "C" __global__ void __launch_bounds__(REPRO_SOFTMAX_BLOCK)                      \
-        repro_log_softmax_stats_##SUFFIX(const size_t rows, const size_t n,                \
-                                         const repro::FMT::T* inp, unsigned long long* st) { \
-        log_softmax_stats<repro::FMT>(rows, n, inp, st);                                   \
-    }                                                                                      \
-    extern "C" __global__ void __launch_bounds__(REPRO_SOFTMAX_BLOCK)                      \
-        repro_log_softmax_out_##SUFFIX(const size_t rows, const size_t n,                  \
-                                       const repro::FMT::T* inp, const double* params,     \
-                                       repro::FMT::T* out) {                               \
-        log_softmax_out<repro::FMT>(rows, n, inp, params, out);                            \
+#define REPRO_SOFTMAX_KERNEL(FMT, SUFFIX)                                                   \
+    extern "C" __global__ void __launch_bounds__(REPRO_SOFTMAX_BLOCK)                       \
+        repro_softmax_##SUFFIX(const size_t rows, const size_t n, const repro::FMT::T* inp,  \
+                               repro::FMT::T* out) {                                        \
+        softmax_rows<repro::FMT>(rows, n, inp, out);                                        \
+    }                                                                                       \
+    extern "C" __global__ void __launch_bounds__(REPRO_SOFTMAX_BLOCK)                       \
+        repro_log_softmax_##SUFFIX(const size_t rows, const size_t n,                       \
+                                   const repro::FMT::T* inp, repro::FMT::T* out) {          \
+        log_softmax_rows<repro::FMT>(rows, n, inp, out);                                    \
+    }                                                                                       \
+    extern "C" __global__ void __launch_bounds__(REPRO_SOFTMAX_BLOCK)                       \
+        repro_softmax_bwd_##SUFFIX(const size_t rows, const size_t n,                       \
+                                   const repro::FMT::T* y, const repro::FMT::T* g,          \
+                                   repro::FMT::T* out) {                                    \
+        softmax_bwd_rows<repro::FMT, false>(rows, n, y, g, out);                            \
+    }                                                                                       \
+    extern "C" __global__ void __launch_bounds__(REPRO_SOFTMAX_BLOCK)                       \
+        repro_log_softmax_bwd_##SUFFIX(const size_t rows, const size_t n,                   \
+                                       const repro::FMT::T* y, const repro::FMT::T* g,      \
+                                       repro::FMT::T* out) {                                \
+        softmax_bwd_rows<repro::FMT, true>(rows, n, y, g, out);                             \
     }
 
 REPRO_SOFTMAX_KERNEL(F32, f32)

@@ -3,12 +3,14 @@
 // quanta 2^-40 and 2^-80, e * (1/S) rounded once), and the same exact integer totals. The
 // integer sums do not depend on how the row is divided among threads, warps or blocks, so a
 // CUDA block reducing its threads' partial sums in shared memory (in any order) gets the
-// CPU's totals, hence its bits. Compiles as CUDA and as host C++ (the cross-check in
-// tests/softmax_cuda_hostcheck.rs drives these functions the way the kernel does).
+// CPU's totals, hence its bits. The elementary functions are the math core's own device
+// mirror (repro::m_exp::exp_fast_f64, repro::m_log::log1p_dd / log_dd from
+// kernels/math/, cross-checked against src/math by tests/cuda_host_crosscheck.rs).
+// Compiles as CUDA and as host C++ (tools/kernel-hostcheck/src/softmax_shim.cpp drives
+// these functions the way the kernels do; tests/softmax_cuda_hostcheck.rs compares).
 #pragma once
 
 #include "repro_math.cuh"
-#include "softmax_exp.cuh"
 
 namespace repro {
 namespace softmax {
@@ -64,7 +66,7 @@ RM_FN void flush(Partial* p, double* hi, double* lo) {
 }
 
 // e^(x - m) (ops::softmax::term).
-RM_FN double term(float x, float m) { return exp_fast_f64((double)x - (double)m); }
+RM_FN double term(float x, float m) { return m_exp::exp_fast_f64((double)x - (double)m); }
 
 // Max of the elements i = t, t + T, ... of a row (NaN ignored).
 template <class F>
@@ -180,7 +182,7 @@ RM_FN int32_t exponent_floor(double x) {
 
 // RowParams::new: E2 + 1 from the row maximum and the largest non-maximal entry.
 RM_FN int32_t log_scale_exp(float m, float x2) {
-    return exponent_floor(exp_fast_f64((double)x2 - (double)m)) + 1;
+    return exponent_floor(m_exp::exp_fast_f64((double)x2 - (double)m)) + 1;
 }
 
 // The exact sum of the non-maximal terms scaled by `scale` (sum_pass with LOG = true).
@@ -216,6 +218,136 @@ RM_FN typename F::T log_softmax_value(float x, float m, DD l) {
     two_sum((double)x, -(double)m, &dh, &dl);
     double y = round_odd(DD::make(dh, dl).sub(l));
     return F::round(x == f32_from_bits(0xFF800000u) ? f64_from_bits(0xFFF0000000000000ULL) : y);
+}
+
+// L = log1p(T), T = (k - 1) + the exact scaled total (ops::softmax::log_total, then
+// log1p_dd): computed per row on the device with the math core's double-double log1p.
+RM_FN DD log_softmax_l(unsigned long long k, Partial total, int32_t se) {
+    return m_log::log1p_dd(total_to_dd(total, se).add_f64((double)(k - 1)));
+}
+
+// The values of a special log-softmax row (ops::softmax::special_values with log = true):
+// *on = -ln k for the +inf entries, *off = -inf for the others; both NaN when the row has a
+// NaN or is all -inf.
+template <class F>
+RM_FN void log_softmax_special(bool nan, float m, unsigned long long k, typename F::T* on,
+                               typename F::T* off) {
+    if (nan || m == f32_from_bits(0xFF800000u)) {
+        *on = F::round(f64_from_bits(0x7FF8000000000000ULL));
+        *off = *on;
+        return;
+    }
+    DD kd = DD::from_f64((double)k);
+    *on = F::round(round_odd(DD::from_f64(0.0).sub(m_log::log_dd(kd))));
+    *off = F::round(f64_from_bits(0xFFF0000000000000ULL));
+}
+
+// ---------------------------------------------------------------------------------------
+// Backward (ops::softmax::bwd_row, exact_row_sum)
+// ---------------------------------------------------------------------------------------
+
+// The summand of element i: softmax g_i y_i (exact in f64: two 24-bit significands),
+// log-softmax g_i.
+template <class F, bool LOG>
+RM_FN double bwd_term(const typename F::T* y, const typename F::T* g, size_t i) {
+    double gv = (double)F::to_f32(g[i]);
+    return LOG ? gv : gv * (double)F::to_f32(y[i]);
+}
+
+// What exact_row_sum's first loop finds: max |v| (NaN ignored) and which non-finite
+// values occur. Each part is an order-free reduction.
+struct BwdScan {
+    double amax;
+    bool nan;
+    bool pinf;
+    bool ninf;
+};
+
+RM_FN BwdScan bwd_scan_zero() {
+    BwdScan s;
+    s.amax = 0.0;
+    s.nan = false;
+    s.pinf = false;
+    s.ninf = false;
+    return s;
+}
+
+RM_FN BwdScan bwd_scan_merge(BwdScan a, BwdScan b) {
+    BwdScan s;
+    s.amax = b.amax > a.amax ? b.amax : a.amax;
+    s.nan = a.nan || b.nan;
+    s.pinf = a.pinf || b.pinf;
+    s.ninf = a.ninf || b.ninf;
+    return s;
+}
+
+template <class F, bool LOG>
+RM_FN BwdScan bwd_scan_partial(const typename F::T* y, const typename F::T* g, size_t n,
+                               size_t t, size_t T) {
+    BwdScan s = bwd_scan_zero();
+    for (size_t i = t; i < n; i += T) {
+        double v = bwd_term<F, LOG>(y, g, i);
+        double a = fabs_(v);
+        s.amax = a > s.amax ? a : s.amax;
+        s.nan = s.nan || is_nan(v);
+        s.pinf = s.pinf || v == f64_from_bits(0x7FF0000000000000ULL);
+        s.ninf = s.ninf || v == f64_from_bits(0xFFF0000000000000ULL);
+    }
+    return s;
+}
+
+// exact_row_sum without the sum: true and *s when the row's sum follows from the scan alone
+// (a non-finite term, or every term zero).
+RM_FN bool bwd_sum_special(BwdScan sc, double* s) {
+    if (sc.nan || (sc.pinf && sc.ninf)) {
+        *s = f64_from_bits(0x7FF8000000000000ULL);
+        return true;
+    }
+    if (sc.pinf) {
+        *s = f64_from_bits(0x7FF0000000000000ULL);
+        return true;
+    }
+    if (sc.ninf) {
+        *s = f64_from_bits(0xFFF0000000000000ULL);
+        return true;
+    }
+    if (sc.amax == 0.0) {
+        *s = 0.0;
+        return true;
+    }
+    return false;
+}
+
+// exact_sum::sum_scaled over the elements i = t, t + T, ...: v_i * scale split and summed
+// exactly (|v_i * scale| < 1).
+template <class F, bool LOG>
+RM_FN Partial bwd_sum_partial(const typename F::T* y, const typename F::T* g, size_t n,
+                              double scale, size_t t, size_t T) {
+    Partial p = partial_zero();
+    double hi = 0.0, lo = 0.0;
+    unsigned int count = 0;
+    for (size_t i = t; i < n; i += T) {
+        double h, l;
+        split(bwd_term<F, LOG>(y, g, i) * scale, &h, &l);
+        hi = hi + h;
+        lo = lo + l;
+        count++;
+        if (count == RM_SM_FLUSH) {
+            flush(&p, &hi, &lo);
+            count = 0;
+        }
+    }
+    flush(&p, &hi, &lo);
+    return p;
+}
+
+// One gradient element: softmax (g_i - s) y_i, log-softmax g_i - e^(y_i) s, in f64,
+// rounded once.
+template <class F, bool LOG>
+RM_FN typename F::T bwd_value(typename F::T y, typename F::T g, double s) {
+    double gv = (double)F::to_f32(g);
+    double yv = (double)F::to_f32(y);
+    return LOG ? F::round(gv - m_exp::exp_fast_f64(yv) * s) : F::round((gv - s) * yv);
 }
 
 }  // namespace softmax

@@ -141,3 +141,41 @@ fn cuda_backward_equals_cpu() {
     };
     assert_eq!(grad(&Device::Cpu), grad(&gpu));
 }
+
+/// Both backward kernels on the device, every dtype, with a transposed (non-contiguous)
+/// input: the forward gathers on the device, the backward runs its own kernel; the input
+/// gradients are the CPU's bits.
+#[test]
+fn cuda_backward_all_dtypes_log_and_strided() {
+    let Some(gpu) = cuda_device() else { return };
+    let x = Tensor::from_vec(input(300 * 64, 8), (300, 64), &Device::Cpu).unwrap();
+    let w = Tensor::from_vec(input(64 * 300, 9), (64, 300), &Device::Cpu)
+        .unwrap()
+        .clamp(-10f32, 10f32)
+        .unwrap();
+    for dtype in [DType::F32, DType::BF16, DType::F16] {
+        let x = x.clamp(-20f32, 20f32).unwrap().to_dtype(dtype).unwrap();
+        let w = w.to_dtype(dtype).unwrap();
+        for (name, f) in [
+            (
+                "softmax",
+                candle_repro::softmax_last_dim as fn(&Tensor) -> _,
+            ),
+            ("log_softmax", candle_repro::log_softmax_last_dim),
+        ] {
+            let grad = |dev: &Device| {
+                let v = candle_core::Var::from_tensor(&x.to_device(dev).unwrap()).unwrap();
+                let wt = w.to_device(dev).unwrap();
+                let y = f(&v.as_tensor().t().unwrap()).unwrap();
+                let fwd = bits(&y);
+                let loss = (y * wt).unwrap().sum_all().unwrap();
+                let g = loss.backward().unwrap();
+                (fwd, bits(g.get(&v).unwrap()))
+            };
+            let (cf, cg) = grad(&Device::Cpu);
+            let (gf, gg) = grad(&gpu);
+            assert!(cf == gf, "{name} {dtype:?}: forward of a transposed input");
+            assert!(cg == gg, "{name} {dtype:?}: backward");
+        }
+    }
+}

@@ -1,121 +1,80 @@
-//! Host cross-check of the softmax CUDA kernel's math: `kernels/softmax_math.cuh` (with the
-//! generated exp mirror `kernels/softmax_exp.cuh`) compiled as plain host C++ with
-//! `-ffp-contract=off` (as nvcc compiles it with --fmad=false), driven by
-//! `tools/softmax-hostcheck/shim.cpp` exactly as a block of `kernels/softmax.cu` drives it
-//! (T threads over strided elements, exact partial sums combined), and compared bit for
-//! bit with the Rust softmax and log-softmax (the latter through its host step,
-//! `log_softmax_params`, as `src/cuda/softmax.rs` runs it): f32, bf16 and f16, random and special rows, rows long enough
-//! for many flushes per thread, and several thread counts. Needs a C++ compiler (`c++`),
-//! no GPU.
+//! Host cross-check of the softmax CUDA kernels' math: `kernels/softmax_math.cuh` (with
+//! the math core's device mirror `kernels/math/`, as `kernels/softmax.cu` includes it)
+//! compiled as plain host C++ with `-ffp-contract=off` (as nvcc compiles it with
+//! --fmad=false) by tools/kernel-hostcheck, driven by its `src/softmax_shim.cpp` exactly as a
+//! block of `kernels/softmax.cu` drives it (T threads over strided elements, exact partial
+//! sums combined), and compared bit for bit with the Rust softmax, log-softmax and both
+//! backward passes: f32, bf16 and f16, random and special rows, rows long enough for many
+//! flushes per thread, and several thread counts. Needs a C++ compiler, no GPU.
+//!
+//! `cargo test --release --test softmax_cuda_hostcheck`
 
 use candle_repro::math::{Format, VectorPath};
-use candle_repro::ops::softmax::{log_softmax_params, log_softmax_slice_with, softmax_slice_with};
+use candle_repro::ops::softmax::{log_softmax_slice_with, softmax_bwd_slice, softmax_slice_with};
 use half::{bf16, f16};
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+use kernel_hostcheck::softmax::{Fmt, backward, forward};
 
-fn shim() -> &'static PathBuf {
-    static SHIM: OnceLock<PathBuf> = OnceLock::new();
-    SHIM.get_or_init(|| {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("softmax_hostcheck_shim");
-        let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
-        let status = Command::new(&cxx)
-            .args(["-std=c++17", "-O2", "-ffp-contract=off", "-fno-fast-math"])
-            .arg("-I")
-            .arg(root.join("kernels"))
-            .arg("-o")
-            .arg(&out)
-            .arg(root.join("tools/softmax-hostcheck/shim.cpp"))
-            .status()
-            .expect("cannot run the C++ compiler");
-        assert!(status.success(), "compiling the softmax host shim failed");
-        out
-    })
-}
-
-/// Run the device math on the host: rows of length n, T threads per row.
-fn device<T: Format>(fmt: u32, n: usize, x: &[T], threads: usize) -> Vec<u32> {
-    let width = if fmt == 0 { 4 } else { 2 };
-    let out = run_shim(fmt, n, x, threads, "softmax", &[]);
-    out.chunks(width)
-        .map(|c| {
-            let mut b = [0u8; 4];
-            b[..width].copy_from_slice(c);
-            u32::from_le_bytes(b)
-        })
-        .collect()
-}
-
-/// The CUDA log-softmax on the host: the stats kernel, the host step
-/// (`log_softmax_params`, what src/cuda/softmax.rs runs), the out kernel.
-fn device_log<T: Format>(fmt: u32, n: usize, x: &[T], threads: usize) -> Vec<u32> {
-    let width = if fmt == 0 { 4 } else { 2 };
-    let stats: Vec<u64> = run_shim(fmt, n, x, threads, "stats", &[])
-        .chunks(8)
-        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-        .collect();
-    let params = log_softmax_params::<T>(n, &stats);
-    let mut extra = Vec::new();
-    for p in params {
-        extra.extend_from_slice(&p.to_le_bytes());
+fn fmt_of(width: usize, fmt: u32) -> Fmt {
+    match (width, fmt) {
+        (4, _) => Fmt::F32,
+        (_, 1) => Fmt::BF16,
+        _ => Fmt::F16,
     }
-    run_shim(fmt, n, x, threads, "logout", &extra)
-        .chunks(width)
-        .map(|c| {
-            let mut b = [0u8; 4];
-            b[..width].copy_from_slice(c);
-            u32::from_le_bytes(b)
-        })
-        .collect()
 }
 
-fn run_shim<T: Format>(
+fn bits<T: Format>(x: &[T]) -> Vec<u32> {
+    x.iter().map(|v| v.bits()).collect()
+}
+
+/// Run a device function on the host on u32 bit patterns (narrowed to u16 for 16-bit
+/// formats).
+fn on_bits(
     fmt: u32,
-    n: usize,
-    x: &[T],
-    threads: usize,
-    mode: &str,
-    extra: &[u8],
-) -> Vec<u8> {
-    let width = if fmt == 0 { 4 } else { 2 };
-    let mut input = Vec::new();
-    input.extend_from_slice(&fmt.to_le_bytes());
-    input.extend_from_slice(&((x.len() / n) as u64).to_le_bytes());
-    input.extend_from_slice(&(n as u64).to_le_bytes());
-    for v in x {
-        input.extend_from_slice(&v.bits().to_le_bytes()[..width]);
+    f32_fn: impl Fn(Fmt, &[&[u32]]) -> Vec<u32>,
+    u16_fn: impl Fn(Fmt, &[&[u16]]) -> Vec<u16>,
+    args: &[Vec<u32>],
+) -> Vec<u32> {
+    if fmt == 0 {
+        let a: Vec<&[u32]> = args.iter().map(|v| v.as_slice()).collect();
+        f32_fn(Fmt::F32, &a)
+    } else {
+        let narrow: Vec<Vec<u16>> = args
+            .iter()
+            .map(|v| v.iter().map(|&b| b as u16).collect())
+            .collect();
+        let a: Vec<&[u16]> = narrow.iter().map(|v| v.as_slice()).collect();
+        u16_fn(fmt_of(2, fmt), &a)
+            .into_iter()
+            .map(u32::from)
+            .collect()
     }
-    input.extend_from_slice(extra);
-    let mut child = Command::new(shim())
-        .arg(threads.to_string())
-        .arg(mode)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || stdin.write_all(&input).unwrap());
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    assert!(out.status.success(), "shim failed: {:?}", out.status);
-    out.stdout
 }
 
-fn rust<T: Format + Default>(n: usize, x: &[T]) -> Vec<u32> {
-    softmax_slice_with(VectorPath::detect(), n, x)
-        .iter()
-        .map(|v| v.bits())
-        .collect()
+/// The forward kernels' math on the host: rows of length n, T threads per row.
+fn device<T: Format>(fmt: u32, log: bool, n: usize, x: &[T], threads: usize) -> Vec<u32> {
+    on_bits(
+        fmt,
+        |f, a| forward(f, log, n, threads, a[0]),
+        |f, a| forward(f, log, n, threads, a[0]),
+        &[bits(x)],
+    )
 }
 
-fn rust_log<T: Format + Default>(n: usize, x: &[T]) -> Vec<u32> {
-    log_softmax_slice_with(VectorPath::detect(), n, x)
-        .iter()
-        .map(|v| v.bits())
-        .collect()
+/// The backward kernels' math on the host.
+fn device_bwd<T: Format>(
+    fmt: u32,
+    log: bool,
+    n: usize,
+    y: &[T],
+    g: &[T],
+    threads: usize,
+) -> Vec<u32> {
+    on_bits(
+        fmt,
+        |f, a| backward(f, log, n, threads, a[0], a[1]),
+        |f, a| backward(f, log, n, threads, a[0], a[1]),
+        &[bits(y), bits(g)],
+    )
 }
 
 fn rows(seed: u64, rows: usize, n: usize, spread: f32) -> Vec<f32> {
@@ -135,29 +94,50 @@ fn rows(seed: u64, rows: usize, n: usize, spread: f32) -> Vec<f32> {
         .collect()
 }
 
-fn check_all_formats(n: usize, x: &[f32], threads: &[usize]) {
-    let xb: Vec<bf16> = x.iter().map(|&v| bf16::from_f32(v)).collect();
-    let xh: Vec<f16> = x.iter().map(|&v| f16::from_f32(v)).collect();
-    let (r32, rb, rh) = (rust(n, x), rust(n, &xb), rust(n, &xh));
-    let (l32, lb, lh) = (rust_log(n, x), rust_log(n, &xb), rust_log(n, &xh));
-    for &t in threads {
-        let d = device(0, n, x, t);
-        let first = d.iter().zip(&r32).position(|(a, b)| a != b);
-        assert!(
-            first.is_none(),
-            "f32 n={n} T={t}: first mismatch at {first:?}"
-        );
-        assert!(device(1, n, &xb, t) == rb, "bf16 n={n} T={t}");
-        assert!(device(2, n, &xh, t) == rh, "f16 n={n} T={t}");
-        let d = device_log(0, n, x, t);
-        let first = d.iter().zip(&l32).position(|(a, b)| a != b);
-        assert!(
-            first.is_none(),
-            "log f32 n={n} T={t}: first mismatch at {first:?}"
-        );
-        assert!(device_log(1, n, &xb, t) == lb, "log bf16 n={n} T={t}");
-        assert!(device_log(2, n, &xh, t) == lh, "log f16 n={n} T={t}");
+fn first_mismatch(a: &[u32], b: &[u32]) -> Option<usize> {
+    assert_eq!(a.len(), b.len());
+    a.iter().zip(b).position(|(a, b)| a != b)
+}
+
+/// Forward and backward of one format: the device math for every thread count against
+/// the Rust code. The backward passes run on the forward output (the usual case) and on x
+/// itself (arbitrary y, including huge and non-finite values).
+fn check_format<T: Format + Default>(
+    fmt: u32,
+    name: &str,
+    n: usize,
+    x: &[T],
+    g: &[T],
+    threads: &[usize],
+) {
+    let path = VectorPath::detect();
+    for log in [false, true] {
+        let y = if log {
+            log_softmax_slice_with(path, n, x)
+        } else {
+            softmax_slice_with(path, n, x)
+        };
+        let want = bits(&y);
+        let want_bwd = bits(&softmax_bwd_slice(log, n, &y, g));
+        let want_bwd_x = bits(&softmax_bwd_slice(log, n, x, g));
+        for &t in threads {
+            let tag = format!("{name} log={log} n={n} T={t}");
+            let d = device(fmt, log, n, x, t);
+            assert_eq!(first_mismatch(&d, &want), None, "fwd {tag}");
+            let d = device_bwd(fmt, log, n, &y, g, t);
+            assert_eq!(first_mismatch(&d, &want_bwd), None, "bwd {tag}");
+            let d = device_bwd(fmt, log, n, x, g, t);
+            assert_eq!(first_mismatch(&d, &want_bwd_x), None, "bwd(y = x) {tag}");
+        }
     }
+}
+
+fn check_all_formats(n: usize, x: &[f32], g: &[f32], threads: &[usize]) {
+    let b = |v: &[f32]| v.iter().map(|&v| bf16::from_f32(v)).collect::<Vec<_>>();
+    let h = |v: &[f32]| v.iter().map(|&v| f16::from_f32(v)).collect::<Vec<_>>();
+    check_format(0, "f32", n, x, g, threads);
+    check_format(1, "bf16", n, &b(x), &b(g), threads);
+    check_format(2, "f16", n, &h(x), &h(g), threads);
 }
 
 #[test]
@@ -176,10 +156,14 @@ fn device_math_equals_rust_random_rows() {
     .enumerate()
     {
         let x = rows(0xABCD + i as u64, r, n, spread);
-        check_all_formats(n, &x, &[256, 37, 1]);
+        let g = rows(0x1234 + i as u64, r, n, 1.0 + i as f32);
+        check_all_formats(n, &x, &g, &[256, 37, 1]);
         total += x.len();
     }
-    println!("{total} elements per format and thread count: device math == Rust");
+    println!(
+        "{total} elements per format and thread count: device math == Rust (softmax, \
+         log-softmax and both backward passes)"
+    );
 }
 
 #[test]
@@ -199,7 +183,12 @@ fn device_math_equals_rust_special_rows() {
         vec![3.0e38, -3.0e38, 3.0e38],
         vec![1e-45, -1e-45, 0.0, -0.0],
     ];
-    for x in cases {
-        check_all_formats(x.len(), &x, &[256, 3, 1]);
+    // Gradients: the special rows again (another row's, rotated), and ordinary values.
+    for (i, x) in cases.iter().enumerate() {
+        let other = &cases[(i + 5) % cases.len()];
+        let g: Vec<f32> = (0..x.len()).map(|j| other[(j + 1) % other.len()]).collect();
+        check_all_formats(x.len(), x, &g, &[256, 3, 1]);
+        let g: Vec<f32> = (0..x.len()).map(|j| 0.25 - j as f32).collect();
+        check_all_formats(x.len(), x, &g, &[256, 3, 1]);
     }
 }

@@ -1,27 +1,24 @@
-//! CUDA forward pass of softmax over the last dimension: launches of `kernels/softmax.cu`
-//! (one block of [`BLOCK`] threads per row, grid-stride over rows), which computes the same
-//! bits as the CPU (`crate::ops::softmax`): the per-element math is the operation-for-
-//! operation mirror `kernels/softmax_math.cuh` (checked on the host by
-//! `tests/softmax_cuda_hostcheck.rs`), and the row sums are exact 128-bit integer sums,
-//! which no block size, warp schedule or reduction order can change.
+//! CUDA softmax and log-softmax over the last dimension, forward and backward: launches of
+//! `kernels/softmax.cu` (one block of [`BLOCK`] threads per row, grid-stride over rows),
+//! which compute the same bits as the CPU (`crate::ops::softmax`): the per-element math is
+//! the operation-for-operation mirror `kernels/softmax_math.cuh` over the math core's device
+//! functions (`kernels/math/`), checked on the host by `tests/softmax_cuda_hostcheck.rs`,
+//! and the row sums are exact 128-bit integer sums, which no block size, warp schedule or
+//! reduction order can change.
 //!
-//! log-softmax runs two kernels around a small host step: the stats kernel gives each row's
-//! maximum, counts and exact scaled total (8 words per row), the host computes L = log1p(T)
-//! per row with the CPU's double-double `log1p_dd` ([`crate::ops::softmax::log_softmax_params`],
-//! 32 bytes per row back to the device), and the out kernel writes (x - m) - L.
-//!
-//! Not on the GPU yet (computed by the CPU code and copied back, so the bits are still the
-//! same): inputs that are not contiguous and the backward passes. A row is handled by one
-//! block: correct for any length, but long rows (2^20 and more) do not spread over the GPU.
+//! Everything stays on the device: log-softmax computes L = log1p(T) per row in the kernel
+//! (the device `log1p_dd`), the backward passes have their own kernels (the CPU's exact
+//! fixed-point sums), and inputs that are not contiguous are first gathered into contiguous
+//! device buffers with candle's strided-copy kernel. A row is handled by one block: correct
+//! for any length, but long rows (2^20 and more) do not spread over the GPU.
 
 use crate::math::Format;
-use crate::ops::softmax::log_softmax_params;
 use candle_core::backend::{BackendDevice, BackendStorage};
 use candle_core::cuda_backend::cudarc::driver::{
     CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg,
 };
 use candle_core::cuda_backend::{CudaDType, CudaStorageSlice, WrapErr};
-use candle_core::{CudaDevice, CudaStorage, Layout, Result, Shape};
+use candle_core::{CudaDevice, CudaStorage, Error, Layout, Result, Shape};
 
 /// PTX of `kernels/softmax.cu`.
 pub const SOFTMAX_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/softmax.ptx"));
@@ -35,6 +32,40 @@ const BLOCK: u32 = 256;
 /// Blocks at most (rows beyond are taken by the grid-stride loop; no effect on the bits).
 const MAX_BLOCKS: usize = 65_535;
 
+/// A copy of a non-contiguous device tensor's elements into a new contiguous buffer, on
+/// the device (candle's strided-copy kernel): no host round trip.
+fn gather(storage: &CudaStorage, layout: &Layout) -> Result<CudaStorage> {
+    // SAFETY: copy_strided_src writes every element of the new buffer.
+    let mut dst = unsafe {
+        storage
+            .device
+            .alloc_uninit(layout.shape(), storage.dtype())?
+    };
+    storage.copy_strided_src(&mut dst, 0, layout)?;
+    Ok(dst)
+}
+
+/// `storage` with its contiguous start offset, or a gathered copy starting at 0 (kept in
+/// `slot`).
+fn contiguous<'a>(
+    storage: &'a CudaStorage,
+    layout: &Layout,
+    slot: &'a mut Option<CudaStorage>,
+) -> Result<(&'a CudaStorage, usize)> {
+    match layout.contiguous_offsets() {
+        Some((start, _)) => Ok((storage, start)),
+        None => Ok((slot.insert(gather(storage, layout)?), 0)),
+    }
+}
+
+fn launch_cfg(rows: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (rows.min(MAX_BLOCKS) as u32, 1, 1),
+        block_dim: (BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
 /// softmax (`log = false`) or log-softmax (`log = true`) of a CUDA tensor over its last
 /// dimension: a new contiguous tensor of the same shape and dtype.
 pub(crate) fn softmax_fwd(
@@ -42,93 +73,140 @@ pub(crate) fn softmax_fwd(
     storage: &CudaStorage,
     layout: &Layout,
 ) -> Result<(CudaStorage, Shape)> {
-    if layout.contiguous_offsets().is_none() {
-        return cpu_fallback(log, storage, layout);
-    }
+    let mut slot = None;
+    let (src, start) = contiguous(storage, layout, &mut slot)?;
     let dev = &storage.device;
-    let slice = match &storage.slice {
-        CudaStorageSlice::F32(s) => {
-            CudaStorage::wrap_cuda_slice(launch(dev, log, "f32", s, layout)?, dev.clone())
-        }
-        CudaStorageSlice::BF16(s) => {
-            CudaStorage::wrap_cuda_slice(launch(dev, log, "bf16", s, layout)?, dev.clone())
-        }
-        CudaStorageSlice::F16(s) => {
-            CudaStorage::wrap_cuda_slice(launch(dev, log, "f16", s, layout)?, dev.clone())
-        }
-        _ => return cpu_fallback(log, storage, layout),
+    let name = if log {
+        "repro_log_softmax"
+    } else {
+        "repro_softmax"
+    };
+    let slice = match &src.slice {
+        CudaStorageSlice::F32(s) => CudaStorage::wrap_cuda_slice(
+            fwd::<f32>(dev, name, "f32", s, start, layout)?,
+            dev.clone(),
+        ),
+        CudaStorageSlice::BF16(s) => CudaStorage::wrap_cuda_slice(
+            fwd::<half::bf16>(dev, name, "bf16", s, start, layout)?,
+            dev.clone(),
+        ),
+        CudaStorageSlice::F16(s) => CudaStorage::wrap_cuda_slice(
+            fwd::<half::f16>(dev, name, "f16", s, start, layout)?,
+            dev.clone(),
+        ),
+        _ => return Err(Error::UnsupportedDTypeForOp(storage.dtype(), name)),
     };
     Ok((slice, layout.shape().clone()))
 }
 
-/// The CPU computation, copied back to the device (the same bits as the kernels).
-fn cpu_fallback(log: bool, storage: &CudaStorage, layout: &Layout) -> Result<(CudaStorage, Shape)> {
-    let cpu = storage.to_cpu_storage()?;
-    let (out, shape) = crate::ops::softmax::cpu_forward(log, &cpu, layout)?;
-    Ok((storage.device.storage_from_cpu_storage(&out)?, shape))
-}
-
-fn launch<T: DeviceRepr + CudaDType + Format>(
+fn fwd<T: DeviceRepr + CudaDType + Format>(
     dev: &CudaDevice,
-    log: bool,
+    name: &str,
     suffix: &str,
     src: &CudaSlice<T>,
+    start: usize,
     layout: &Layout,
 ) -> Result<CudaSlice<T>> {
     let total = layout.shape().elem_count();
     let n = layout.dims().last().copied().unwrap_or(1);
-    // SAFETY: every element is written by the kernels below before it is read.
+    // SAFETY: every element is written by the kernel below before it is read.
     let mut out = unsafe { dev.alloc::<T>(total)? };
     if total == 0 || n == 0 {
         return Ok(out);
     }
     let rows = total / n;
-    let (start, _) = layout
-        .contiguous_offsets()
-        .expect("softmax_fwd only launches on contiguous layouts");
     let src = src.slice(start..);
-    let cfg = LaunchConfig {
-        grid_dim: (rows.min(MAX_BLOCKS) as u32, 1, 1),
-        block_dim: (BLOCK, 1, 1),
-        shared_mem_bytes: 0,
+    let func =
+        dev.get_or_load_custom_func(&format!("{name}_{suffix}"), SOFTMAX_MODULE, SOFTMAX_PTX)?;
+    let mut builder = func.builder();
+    builder.arg(&rows);
+    builder.arg(&n);
+    builder.arg(&src);
+    builder.arg(&mut out);
+    // SAFETY: the arguments match the kernel's signature (rows, n, inp, out); `src` holds
+    // rows * n elements from its start, `out` rows * n.
+    unsafe { builder.launch(launch_cfg(rows)) }.w()?;
+    Ok(out)
+}
+
+/// The backward pass of softmax (`log = false`) or log-softmax on CUDA: `y` the forward
+/// output, `g` the output's gradient (same shape), the input's gradient out (contiguous).
+pub(crate) fn softmax_bwd(
+    log: bool,
+    ys: &CudaStorage,
+    yl: &Layout,
+    gs: &CudaStorage,
+    gl: &Layout,
+) -> Result<(CudaStorage, Shape)> {
+    if yl.dims() != gl.dims() {
+        candle_core::bail!(
+            "softmax-bwd: output and gradient shapes differ ({:?} vs {:?})",
+            yl.dims(),
+            gl.dims()
+        )
+    }
+    let (mut y_slot, mut g_slot) = (None, None);
+    let (y, y0) = contiguous(ys, yl, &mut y_slot)?;
+    let (g, g0) = contiguous(gs, gl, &mut g_slot)?;
+    let dev = &ys.device;
+    let name = if log {
+        "repro_log_softmax_bwd"
+    } else {
+        "repro_softmax_bwd"
     };
-    let load = |name: &str| {
-        dev.get_or_load_custom_func(&format!("{name}_{suffix}"), SOFTMAX_MODULE, SOFTMAX_PTX)
+    let slice = match (&y.slice, &g.slice) {
+        (CudaStorageSlice::F32(y), CudaStorageSlice::F32(g)) => CudaStorage::wrap_cuda_slice(
+            bwd::<f32>(dev, name, "f32", (y, y0), (g, g0), yl)?,
+            dev.clone(),
+        ),
+        (CudaStorageSlice::BF16(y), CudaStorageSlice::BF16(g)) => CudaStorage::wrap_cuda_slice(
+            bwd::<half::bf16>(dev, name, "bf16", (y, y0), (g, g0), yl)?,
+            dev.clone(),
+        ),
+        (CudaStorageSlice::F16(y), CudaStorageSlice::F16(g)) => CudaStorage::wrap_cuda_slice(
+            bwd::<half::f16>(dev, name, "f16", (y, y0), (g, g0), yl)?,
+            dev.clone(),
+        ),
+        _ => {
+            return Err(Error::DTypeMismatchBinaryOp {
+                lhs: ys.dtype(),
+                rhs: gs.dtype(),
+                op: "softmax-bwd",
+            }
+            .bt());
+        }
     };
-    if !log {
-        let func = load("repro_softmax")?;
-        let mut builder = func.builder();
-        builder.arg(&rows);
-        builder.arg(&n);
-        builder.arg(&src);
-        builder.arg(&mut out);
-        // SAFETY: the arguments match the kernel's signature (rows, n, inp, out); `src`
-        // holds rows * n elements from the layout's start, `out` rows * n.
-        unsafe { builder.launch(cfg) }.w()?;
+    Ok((slice, yl.shape().clone()))
+}
+
+fn bwd<T: DeviceRepr + CudaDType + Format>(
+    dev: &CudaDevice,
+    name: &str,
+    suffix: &str,
+    (y, y0): (&CudaSlice<T>, usize),
+    (g, g0): (&CudaSlice<T>, usize),
+    layout: &Layout,
+) -> Result<CudaSlice<T>> {
+    let total = layout.shape().elem_count();
+    let n = layout.dims().last().copied().unwrap_or(1);
+    // SAFETY: every element is written by the kernel below before it is read.
+    let mut out = unsafe { dev.alloc::<T>(total)? };
+    if total == 0 || n == 0 {
         return Ok(out);
     }
-    // log-softmax: stats kernel, host step, out kernel.
-    // SAFETY: the stats kernel writes all 8 words of every row.
-    let mut stats = unsafe { dev.alloc::<u64>(rows * 8)? };
-    let func = load("repro_log_softmax_stats")?;
+    let rows = total / n;
+    let y = y.slice(y0..);
+    let g = g.slice(g0..);
+    let func =
+        dev.get_or_load_custom_func(&format!("{name}_{suffix}"), SOFTMAX_MODULE, SOFTMAX_PTX)?;
     let mut builder = func.builder();
     builder.arg(&rows);
     builder.arg(&n);
-    builder.arg(&src);
-    builder.arg(&mut stats);
-    // SAFETY: (rows, n, inp, stats) as the kernel declares; stats holds rows * 8 words.
-    unsafe { builder.launch(cfg) }.w()?;
-    let stats = dev.clone_dtoh(&stats)?;
-    let params = dev.clone_htod(&log_softmax_params::<T>(n, &stats))?;
-    let func = load("repro_log_softmax_out")?;
-    let mut builder = func.builder();
-    builder.arg(&rows);
-    builder.arg(&n);
-    builder.arg(&src);
-    builder.arg(&params);
+    builder.arg(&y);
+    builder.arg(&g);
     builder.arg(&mut out);
-    // SAFETY: (rows, n, inp, params, out) as the kernel declares; params holds rows * 4
-    // f64, out rows * n elements.
-    unsafe { builder.launch(cfg) }.w()?;
+    // SAFETY: (rows, n, y, g, out) as the kernel declares; y and g hold rows * n elements
+    // from their starts (same shape, checked by the caller), out rows * n.
+    unsafe { builder.launch(launch_cfg(rows)) }.w()?;
     Ok(out)
 }

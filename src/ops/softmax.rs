@@ -65,9 +65,7 @@ use crate::math::round::pow2;
 use crate::math::{Format, VectorPath};
 use crate::ops::layout::logical_elements;
 use candle_core::backend::BackendStorage;
-use candle_core::{
-    CpuStorage, CustomOp1, CustomOp2, DType, Device, Error, Layout, Result, Shape, Tensor,
-};
+use candle_core::{CpuStorage, CustomOp1, CustomOp2, DType, Error, Layout, Result, Shape, Tensor};
 use rayon::prelude::*;
 
 /// Elements per rayon task for short rows (whole rows per task).
@@ -300,13 +298,6 @@ fn special_row<F: Format>(log: bool, nan: bool, m: f32, x: &[F], k: u64, out: &m
     for (o, v) in out.iter_mut().zip(x) {
         o.write(if v.to_f32() == f32::INFINITY { on } else { off });
     }
-}
-
-/// log1p(T) of a log-softmax row from its count of maxima k and the exact total (hi, lo)
-/// of its scaled non-maximal terms (scale 2^-scale_exp): what the CUDA path computes on the
-/// host between its two kernels, with the CPU's functions.
-pub(crate) fn log_softmax_l(k: u64, hi: i128, lo: i128, scale_exp: i32) -> DD {
-    log1p_dd(FixedSum { hi, lo }.to_dd(scale_exp).add_f64((k - 1) as f64))
 }
 
 /// One short row, all passes (scratch.len() >= x.len()).
@@ -557,31 +548,6 @@ pub fn log_softmax_slice_with<F: Format + Default>(path: VectorPath, n: usize, x
     unsafe { assume_init_vec(out) }
 }
 
-/// The host step of the CUDA log-softmax (`kernels/softmax.cu`), public for the host
-/// cross-check: from the stats kernel's 8 words per row (maximum bits, k, #{x <= m}, E2 + 1,
-/// exact total hi and lo as two's-complement 128-bit integers, low word first) to the out
-/// kernel's 4 f64 per row (mode, L hi, L lo or the special values, m). The same functions as
-/// the CPU path, so the outputs are the CPU's bits.
-#[doc(hidden)]
-pub fn log_softmax_params<F: Format>(n: usize, stats: &[u64]) -> Vec<f64> {
-    let mut params = Vec::with_capacity(stats.len() / 2);
-    for st in stats.chunks_exact(8) {
-        let m = f32::from_bits(st[0] as u32);
-        let (k, le) = (st[1], st[2]);
-        let nan = le != n as u64;
-        if nan || !m.is_finite() {
-            let (on, off) = special_values::<F>(true, nan, m, k);
-            params.extend_from_slice(&[1.0, on.to_f32() as f64, off.to_f32() as f64, 0.0]);
-        } else {
-            let hi = ((st[5] as u128) << 64 | st[4] as u128) as i128;
-            let lo = ((st[7] as u128) << 64 | st[6] as u128) as i128;
-            let l = log_softmax_l(k, hi, lo, st[3] as i64 as i32);
-            params.extend_from_slice(&[0.0, l.hi, l.lo, m as f64]);
-        }
-    }
-    params
-}
-
 // ---------------------------------------------------------------------------------------
 // Backward
 // ---------------------------------------------------------------------------------------
@@ -657,6 +623,15 @@ fn bwd_rows<F: Format + Default>(log: bool, n: usize, y: &[F], g: &[F]) -> Vec<F
     out
 }
 
+/// The backward pass over rows of length `n` of slices (`y` the forward output, `g` the
+/// output's gradient), for the host cross-check of the CUDA kernels; the tensor ops use the
+/// same code through their `bwd`.
+#[doc(hidden)]
+pub fn softmax_bwd_slice<F: Format + Default>(log: bool, n: usize, y: &[F], g: &[F]) -> Vec<F> {
+    assert_eq!(y.len(), g.len(), "output and gradient differ in length");
+    bwd_rows(log, n, y, g)
+}
+
 // ---------------------------------------------------------------------------------------
 // candle ops
 // ---------------------------------------------------------------------------------------
@@ -665,7 +640,7 @@ fn last_dim(layout: &Layout) -> usize {
     layout.dims().last().copied().unwrap_or(1)
 }
 
-/// The CPU forward pass (also the fallback of CUDA paths without a kernel).
+/// The CPU forward pass.
 pub(crate) fn cpu_forward(
     log: bool,
     storage: &CpuStorage,
@@ -715,17 +690,9 @@ impl CustomOp1 for Softmax {
     }
 
     fn bwd(&self, _arg: &Tensor, res: &Tensor, grad_res: &Tensor) -> Result<Option<Tensor>> {
+        // CPU and CUDA both have kernels (the same bits); other devices have none.
         let op = SoftmaxBwd { log: self.log };
-        let device = res.device().clone();
-        let grad = if device.is_cpu() {
-            res.apply_op2_no_bwd(grad_res, &op)?
-        } else {
-            // No device kernel for the backward pass yet: the CPU computes the same bits.
-            let r = res.to_device(&Device::Cpu)?;
-            let g = grad_res.to_device(&Device::Cpu)?;
-            r.apply_op2_no_bwd(&g, &op)?.to_device(&device)?
-        };
-        Ok(Some(grad))
+        Ok(Some(res.apply_op2_no_bwd(grad_res, &op)?))
     }
 }
 
@@ -783,6 +750,17 @@ impl CustomOp2 for SoftmaxBwd {
             }
         };
         Ok((out, l1.shape().clone()))
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        s1: &candle_core::CudaStorage,
+        l1: &Layout,
+        s2: &candle_core::CudaStorage,
+        l2: &Layout,
+    ) -> Result<(candle_core::CudaStorage, Shape)> {
+        crate::cuda::softmax::softmax_bwd(self.log, s1, l1, s2, l2)
     }
 }
 

@@ -140,3 +140,125 @@ device_fns! {
 pub fn by_name(name: &str) -> Option<DeviceFn> {
     ALL.iter().copied().find(|f| f.name == name)
 }
+
+/// The softmax kernels' row math (`kernels/softmax_math.cuh`, driven as `kernels/softmax.cu`
+/// drives it, see `src/softmax_shim.cpp`) on element bit patterns: test support for
+/// `tests/softmax_cuda_hostcheck.rs`.
+pub mod softmax {
+    use std::ffi::c_void;
+
+    unsafe extern "C" {
+        fn rm_softmax_rows(
+            fmt: u32,
+            log: u32,
+            rows: usize,
+            n: usize,
+            threads: usize,
+            x: *const c_void,
+            out: *mut c_void,
+        ) -> i32;
+        fn rm_softmax_bwd_rows(
+            fmt: u32,
+            log: u32,
+            rows: usize,
+            n: usize,
+            threads: usize,
+            y: *const c_void,
+            g: *const c_void,
+            out: *mut c_void,
+        ) -> i32;
+    }
+
+    /// An element format of the kernels.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Fmt {
+        F32,
+        BF16,
+        F16,
+    }
+
+    /// An element type stored as its bits: `u32` for f32, `u16` for bf16 and f16.
+    pub trait Bits: Copy + Default {
+        /// Whether `fmt` is stored as this type.
+        fn fits(fmt: Fmt) -> bool;
+    }
+    impl Bits for u32 {
+        fn fits(fmt: Fmt) -> bool {
+            fmt == Fmt::F32
+        }
+    }
+    impl Bits for u16 {
+        fn fits(fmt: Fmt) -> bool {
+            fmt != Fmt::F32
+        }
+    }
+
+    fn code(fmt: Fmt) -> u32 {
+        match fmt {
+            Fmt::F32 => 0,
+            Fmt::BF16 => 1,
+            Fmt::F16 => 2,
+        }
+    }
+
+    /// softmax (`log = false`) or log-softmax of the rows of length `n` of `x`, each row run
+    /// as one block of `threads` threads.
+    pub fn forward<B: Bits>(fmt: Fmt, log: bool, n: usize, threads: usize, x: &[B]) -> Vec<B> {
+        assert!(B::fits(fmt), "element type does not match {fmt:?}");
+        assert!(threads > 0, "a block has at least one thread");
+        let mut out = vec![B::default(); x.len()];
+        if n == 0 || x.is_empty() {
+            return out;
+        }
+        assert_eq!(x.len() % n, 0, "length not a multiple of the row length");
+        // SAFETY: x and out hold rows * n elements of the format's width.
+        let rc = unsafe {
+            rm_softmax_rows(
+                code(fmt),
+                log as u32,
+                x.len() / n,
+                n,
+                threads,
+                x.as_ptr().cast(),
+                out.as_mut_ptr().cast(),
+            )
+        };
+        assert_eq!(rc, 0);
+        out
+    }
+
+    /// The backward pass (`log` as in [`forward`]): `y` the forward output, `g` the
+    /// output's gradient, rows of length `n`.
+    pub fn backward<B: Bits>(
+        fmt: Fmt,
+        log: bool,
+        n: usize,
+        threads: usize,
+        y: &[B],
+        g: &[B],
+    ) -> Vec<B> {
+        assert!(B::fits(fmt), "element type does not match {fmt:?}");
+        assert!(threads > 0, "a block has at least one thread");
+        assert_eq!(y.len(), g.len(), "y and g differ in length");
+        let mut out = vec![B::default(); y.len()];
+        if n == 0 || y.is_empty() {
+            return out;
+        }
+        assert_eq!(y.len() % n, 0, "length not a multiple of the row length");
+        // SAFETY: y, g and out hold rows * n elements of the format's width.
+        let rc = unsafe {
+            rm_softmax_bwd_rows(
+                code(fmt),
+                log as u32,
+                y.len() / n,
+                n,
+                threads,
+                y.as_ptr().cast(),
+                g.as_ptr().cast(),
+                out.as_mut_ptr().cast(),
+            )
+        };
+        assert_eq!(rc, 0);
+        out
+    }
+}
