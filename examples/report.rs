@@ -242,6 +242,8 @@ fn main() {
     println!();
     softmax_report(&devs, &mut mismatches);
     println!();
+    rope_report(&devs, &mut mismatches);
+    println!();
     println!(
         "speed, 16M-element f32 tensor of arguments in [-8, 8) on the CPU, best of 5 (same run):"
     );
@@ -277,6 +279,35 @@ fn main() {
         println!(
             "{:<12} {:<5} {:>10.1} {:>10.1} {:>7.2}x",
             "softmax",
+            format!("{dtype:?}").to_lowercase(),
+            ours * 1e3,
+            theirs * 1e3,
+            theirs / ours
+        );
+    }
+    println!();
+    println!("rope, (1, 32, 2048, 128) on the CPU, best of 5 (same run):");
+    println!(
+        "{:<12} {:<5} {:>10} {:>10} {:>8}",
+        "op", "dtype", "ours ms", "stock ms", "ratio"
+    );
+    let cfg = candle_repro::rope::RopeConfig::new(10000.0, 128);
+    let q = Tensor::from_vec(
+        typical_input(32 * 2048 * 128),
+        (1, 32, 2048, 128),
+        &Device::Cpu,
+    )
+    .unwrap();
+    for dtype in [DType::F32, DType::BF16] {
+        let t = candle_repro::rope::RopeTables::new(&cfg, 2048, dtype, &Device::Cpu).unwrap();
+        let x = q.to_dtype(dtype).unwrap();
+        let ours = best_of(5, || candle_repro::rope::rope(&x, &t.cos, &t.sin).unwrap());
+        let theirs = best_of(5, || {
+            candle_nn::rotary_emb::rope(&x, &t.cos, &t.sin).unwrap()
+        });
+        println!(
+            "{:<12} {:<5} {:>10.2} {:>10.2} {:>7.2}x",
+            "rope",
             format!("{dtype:?}").to_lowercase(),
             ours * 1e3,
             theirs * 1e3,
@@ -380,6 +411,138 @@ fn softmax_report(devs: &[(String, Device)], mismatches: &mut usize) {
             },
             show_err(err(&y)),
             show_err(err(&stock_y))
+        );
+    }
+}
+
+fn oracle_format(dtype: DType) -> mpfr_oracle::Format {
+    match dtype {
+        DType::F32 => mpfr_oracle::F32,
+        DType::BF16 => mpfr_oracle::BF16,
+        _ => mpfr_oracle::F16,
+    }
+}
+
+/// Distance in ulps of the dtype between a result and the correctly rounded value.
+fn ulps_apart(dtype: DType, a: f64, cr: f64) -> f64 {
+    if a == cr {
+        0.0
+    } else {
+        (a - cr).abs() / ulp(dtype, cr)
+    }
+}
+
+/// RoPE (Llama-2 theta = 10000, head size 128): hashes of the cos/sin tables and of
+/// `rope` per dtype and device, and the max distance in ulps from the correctly rounded
+/// value (MPFR), ours and stock's: candle-transformers' tables (host powf, `Tensor::cos`)
+/// and `candle_nn::rotary_emb::rope`.
+fn rope_report(devs: &[(String, Device)], mismatches: &mut usize) {
+    use candle_repro::rope::{RopeConfig, RopeTables};
+    let (theta, d, t_len, heads) = (10000f32, 128usize, 256usize, 8usize);
+    let cfg = RopeConfig::new(theta, d);
+    println!(
+        "{:<12} {:<5} {:<18} {:>13} {:>13}",
+        "op", "dtype", "hash (all devices)", "ulps from CR", "stock"
+    );
+    let xs_f32 = typical_input(heads * t_len * d);
+    for dtype in [DType::F32, DType::BF16, DType::F16] {
+        let fmt = oracle_format(dtype);
+        let mut table_hashes = vec![];
+        let mut rope_hashes = vec![];
+        let mut cpu = None;
+        for (name, dev) in devs {
+            let tables = RopeTables::new(&cfg, t_len, dtype, dev).unwrap();
+            let x = Tensor::from_vec(xs_f32.clone(), (1, heads, t_len, d), dev)
+                .unwrap()
+                .to_dtype(dtype)
+                .unwrap();
+            let y = candle_repro::rope::rope(&x, &tables.cos, &tables.sin).unwrap();
+            table_hashes.push(hash_bits(
+                &Tensor::cat(&[&tables.cos, &tables.sin], 0).unwrap(),
+            ));
+            rope_hashes.push(hash_bits(&y));
+            if name == "cpu" {
+                cpu = Some((tables, x, y));
+            }
+        }
+        let (tables, x, y) = cpu.unwrap();
+        let to_f32 = |t: &Tensor| -> Vec<f32> {
+            t.to_dtype(DType::F32)
+                .unwrap()
+                .flatten_all()
+                .unwrap()
+                .to_vec1()
+                .unwrap()
+        };
+        // tables: ours against MPFR, and candle-transformers' way
+        let inv: Vec<f32> = (0..d / 2)
+            .map(|i| 1.0 / theta.powf((2 * i) as f32 / d as f32))
+            .collect();
+        let angles: Vec<f32> = (0..t_len)
+            .flat_map(|p| inv.iter().map(move |&f| p as f32 * f))
+            .collect();
+        let stock_angles = Tensor::from_vec(angles, (t_len, d / 2), &Device::Cpu).unwrap();
+        let stock_cos = to_f32(&stock_angles.cos().unwrap().to_dtype(dtype).unwrap());
+        let ours_cos = to_f32(&tables.cos);
+        let (mut worst_ours, mut worst_stock) = (0f64, 0f64);
+        for p in 0..t_len {
+            for i in 0..d / 2 {
+                let a = candle_repro::rope::tables::angle(tables.freqs.inv_freq[i], p as u64);
+                let (cr, _) = mpfr_oracle::rope::cos_sin_scaled(a, 1.0, fmt);
+                worst_ours = worst_ours.max(ulps_apart(dtype, ours_cos[p * d / 2 + i] as f64, cr));
+                let stock_a = p as f32 * inv[i];
+                let (stock_cr, _) = mpfr_oracle::rope::cos_sin_scaled(stock_a, 1.0, fmt);
+                // the stock table's own angle: how far its cos is from that angle's CR cos
+                worst_stock =
+                    worst_stock.max(ulps_apart(dtype, stock_cos[p * d / 2 + i] as f64, stock_cr));
+            }
+        }
+        let same_t = table_hashes.iter().all(|h| *h == table_hashes[0]);
+        let same_r = rope_hashes.iter().all(|h| *h == rope_hashes[0]);
+        *mismatches += (!same_t) as usize + (!same_r) as usize;
+        let dt = format!("{dtype:?}").to_lowercase();
+        println!(
+            "{:<12} {:<5} {:<18} {:>13} {:>13}",
+            "rope tables",
+            dt,
+            if same_t {
+                format!("{:016x}", table_hashes[0])
+            } else {
+                format!("{table_hashes:x?}")
+            },
+            show_err(worst_ours),
+            show_err(worst_stock)
+        );
+        // rope: every output of head 0 against the exact rotation rounded once
+        let stock_y = to_f32(&candle_nn::rotary_emb::rope(&x, &tables.cos, &tables.sin).unwrap());
+        let (xv, yv, cv, sv) = (to_f32(&x), to_f32(&y), ours_cos, to_f32(&tables.sin));
+        let (mut worst_ours, mut worst_stock) = (0f64, 0f64);
+        let half = d / 2;
+        for p in 0..t_len {
+            for i in 0..half {
+                let (x1, x2) = (xv[p * d + i] as f64, xv[p * d + i + half] as f64);
+                let (c, s) = (cv[p * half + i] as f64, sv[p * half + i] as f64);
+                let want = [
+                    (p * d + i, mpfr_oracle::rope::dot2(x1, c, -x2, s, fmt)),
+                    (p * d + i + half, mpfr_oracle::rope::dot2(x1, s, x2, c, fmt)),
+                ];
+                for (k, cr) in want {
+                    worst_ours = worst_ours.max(ulps_apart(dtype, yv[k] as f64, cr));
+                    worst_stock = worst_stock.max(ulps_apart(dtype, stock_y[k] as f64, cr));
+                }
+            }
+        }
+        println!(
+            "{:<12} {:<5} {:<18} {:>13} {:>13}",
+            "rope",
+            dt,
+            if same_r {
+                format!("{:016x}", rope_hashes[0])
+            } else {
+                format!("{rope_hashes:x?}")
+            },
+            show_err(worst_ours),
+            show_err(worst_stock)
         );
     }
 }

@@ -62,6 +62,11 @@ macro_rules! cr_function {
                 unary::map_slice::<$imp, T>(x, out)
             }
 
+            /// The slice kernel writing into uninitialized output slots (every one is written).
+            pub fn [<$name _slice_uninit>]<T: Format>(x: &[T], out: &mut [std::mem::MaybeUninit<T>]) {
+                unary::map_uninit::<$imp, T>(x, out)
+            }
+
             #[doc = concat!("[`", stringify!($name), "_slice`] on a chosen vector path (for tests and benchmarks).")]
             pub fn [<$name _slice_with>]<T: Format>(path: VectorPath, x: &[T], out: &mut [T]) {
                 unary::map_slice_with::<$imp, T>(path, x, out)

@@ -19,6 +19,7 @@
 //! baseline copy (no FMA) with the FMA-enabled copies on every function.
 
 use super::round::{Format, round_if_certain};
+use std::mem::MaybeUninit;
 
 /// A correctly rounded function of one f32 argument (see the module documentation).
 pub(crate) trait CrUnary {
@@ -55,7 +56,7 @@ pub(crate) fn eval<U: CrUnary, F: Format>(x: f32) -> F {
 const LANES: usize = 16;
 
 #[inline(always)]
-fn map_generic<U: CrUnary, F: Format>(xs: &[F], out: &mut [F]) {
+fn map_generic<U: CrUnary, F: Format>(xs: &[F], out: &mut [MaybeUninit<F>]) {
     assert_eq!(
         xs.len(),
         out.len(),
@@ -68,7 +69,7 @@ fn map_generic<U: CrUnary, F: Format>(xs: &[F], out: &mut [F]) {
         for i in 0..LANES {
             let xf = x[i].to_f32();
             let (r, certain) = round_if_certain::<F>(U::fast(xf), test_err::<U>());
-            o[i] = r;
+            o[i] = MaybeUninit::new(r);
             sure[i] = certain & U::in_fast_domain(xf);
         }
         if sure.iter().any(|&s| !s) {
@@ -76,7 +77,7 @@ fn map_generic<U: CrUnary, F: Format>(xs: &[F], out: &mut [F]) {
             // lanes are redone.
             for i in 0..LANES {
                 if !sure[i] {
-                    o[i] = F::round(U::accurate(x[i].to_f32()));
+                    o[i] = MaybeUninit::new(F::round(U::accurate(x[i].to_f32())));
                 }
             }
         }
@@ -86,19 +87,19 @@ fn map_generic<U: CrUnary, F: Format>(xs: &[F], out: &mut [F]) {
         .iter()
         .zip(o_chunks.into_remainder().iter_mut())
     {
-        *o = eval::<U, F>(x.to_f32());
+        *o = MaybeUninit::new(eval::<U, F>(x.to_f32()));
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,fma")]
-fn map_avx512<U: CrUnary, F: Format>(xs: &[F], out: &mut [F]) {
+fn map_avx512<U: CrUnary, F: Format>(xs: &[F], out: &mut [MaybeUninit<F>]) {
     map_generic::<U, F>(xs, out)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn map_avx2<U: CrUnary, F: Format>(xs: &[F], out: &mut [F]) {
+fn map_avx2<U: CrUnary, F: Format>(xs: &[F], out: &mut [MaybeUninit<F>]) {
     map_generic::<U, F>(xs, out)
 }
 
@@ -150,8 +151,12 @@ impl VectorPath {
 }
 
 /// Apply f to every element with the given path (falls back to the baseline when the CPU
-/// lacks the requested features).
-pub(crate) fn map_slice_with<U: CrUnary, F: Format>(path: VectorPath, xs: &[F], out: &mut [F]) {
+/// lacks the requested features). Every element of `out` is written.
+pub(crate) fn map_uninit_with<U: CrUnary, F: Format>(
+    path: VectorPath,
+    xs: &[F],
+    out: &mut [MaybeUninit<F>],
+) {
     #[cfg(target_arch = "x86_64")]
     {
         let best = VectorPath::detect();
@@ -170,8 +175,30 @@ pub(crate) fn map_slice_with<U: CrUnary, F: Format>(path: VectorPath, xs: &[F], 
     map_generic::<U, F>(xs, out)
 }
 
+/// The widest vector path of this CPU, detected once.
+pub(crate) fn best_path() -> VectorPath {
+    static PATH: std::sync::OnceLock<VectorPath> = std::sync::OnceLock::new();
+    *PATH.get_or_init(VectorPath::detect)
+}
+
+/// `out` seen as slots to write (the kernels write only initialized values, so this is
+/// sound, and nothing is read from it).
+fn as_slots<F>(out: &mut [F]) -> &mut [MaybeUninit<F>] {
+    // SAFETY: MaybeUninit<F> has F's layout; writes store valid values of F.
+    unsafe { &mut *(out as *mut [F] as *mut [MaybeUninit<F>]) }
+}
+
+/// Apply f to every element with the given path.
+pub(crate) fn map_slice_with<U: CrUnary, F: Format>(path: VectorPath, xs: &[F], out: &mut [F]) {
+    map_uninit_with::<U, F>(path, xs, as_slots(out))
+}
+
 /// Apply f to every element with the widest path this CPU has.
 pub(crate) fn map_slice<U: CrUnary, F: Format>(xs: &[F], out: &mut [F]) {
-    static PATH: std::sync::OnceLock<VectorPath> = std::sync::OnceLock::new();
-    map_slice_with::<U, F>(*PATH.get_or_init(VectorPath::detect), xs, out)
+    map_uninit_with::<U, F>(best_path(), xs, as_slots(out))
+}
+
+/// Apply f to every element into uninitialized slots, with the widest path.
+pub(crate) fn map_uninit<U: CrUnary, F: Format>(xs: &[F], out: &mut [MaybeUninit<F>]) {
+    map_uninit_with::<U, F>(best_path(), xs, out)
 }

@@ -10,10 +10,12 @@
 //! in `kernels/elementwise.cu` run the same operations (see `kernels/repro_math.cuh`).
 
 use crate::math::{self, Format};
+use crate::ops::buffer;
 use crate::ops::layout::logical_elements;
 use candle_core::backend::BackendStorage;
 use candle_core::{CpuStorage, CustomOp1, DType, Error, Layout, Result, Shape, Tensor, bail};
 use rayon::prelude::*;
+use std::mem::MaybeUninit;
 
 /// The elementwise functions, by name (the CUDA kernels are named after them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -55,16 +57,16 @@ impl UnaryFn {
     }
 
     /// The slice kernel for format `T`.
-    fn slice_kernel<T: Format>(self) -> fn(&[T], &mut [T]) {
+    fn slice_kernel<T: Format>(self) -> fn(&[T], &mut [MaybeUninit<T>]) {
         match self {
-            UnaryFn::Exp => math::exp_slice::<T>,
-            UnaryFn::Log => math::log_slice::<T>,
-            UnaryFn::Sin => math::sin_slice::<T>,
-            UnaryFn::Cos => math::cos_slice::<T>,
-            UnaryFn::Tanh => math::tanh_slice::<T>,
-            UnaryFn::Sigmoid => math::sigmoid_slice::<T>,
-            UnaryFn::Silu => math::silu_slice::<T>,
-            UnaryFn::Softplus => math::softplus_slice::<T>,
+            UnaryFn::Exp => math::exp_slice_uninit::<T>,
+            UnaryFn::Log => math::log_slice_uninit::<T>,
+            UnaryFn::Sin => math::sin_slice_uninit::<T>,
+            UnaryFn::Cos => math::cos_slice_uninit::<T>,
+            UnaryFn::Tanh => math::tanh_slice_uninit::<T>,
+            UnaryFn::Sigmoid => math::sigmoid_slice_uninit::<T>,
+            UnaryFn::Silu => math::silu_slice_uninit::<T>,
+            UnaryFn::Softplus => math::softplus_slice_uninit::<T>,
         }
     }
 }
@@ -72,18 +74,20 @@ impl UnaryFn {
 /// Elements per rayon task: large enough to amortize scheduling, small enough to balance.
 const CHUNK: usize = 1 << 14;
 
-/// Apply `kernel` to the logical elements of `data` into a new contiguous vector.
-fn map_parallel<T: Format + Default>(
+/// Apply `kernel` (which writes every slot it is given) to the logical elements of `data`
+/// into a new contiguous vector.
+fn map_parallel<T: Format>(
     data: &[T],
     layout: &Layout,
-    kernel: impl Fn(&[T], &mut [T]) + Sync,
+    kernel: impl Fn(&[T], &mut [MaybeUninit<T>]) + Sync,
 ) -> Vec<T> {
     let input = logical_elements(data, layout);
-    let mut out = vec![T::default(); input.len()];
+    let mut out = buffer::uninit::<T>(input.len());
     out.par_chunks_mut(CHUNK)
         .zip(input.par_chunks(CHUNK))
         .for_each(|(o, x)| kernel(x, o));
-    out
+    // SAFETY: the chunks cover the whole buffer and the kernel writes every slot.
+    unsafe { buffer::assume_init(out) }
 }
 
 struct Elementwise(UnaryFn);
@@ -183,10 +187,10 @@ impl CustomOp1 for SoftplusWith {
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
-        fn run<T: Format + Default>(op: &SoftplusWith, v: &[T], layout: &Layout) -> Vec<T> {
-            map_parallel(v, layout, |x: &[T], o: &mut [T]| {
+        fn run<T: Format>(op: &SoftplusWith, v: &[T], layout: &Layout) -> Vec<T> {
+            map_parallel(v, layout, |x: &[T], o: &mut [MaybeUninit<T>]| {
                 for (o, &x) in o.iter_mut().zip(x) {
-                    *o = op.element(x);
+                    *o = MaybeUninit::new(op.element(x));
                 }
             })
         }

@@ -1,5 +1,6 @@
 //! candle ops over the math core, one file per family.
 
+pub(crate) mod buffer;
 pub mod elementwise;
 pub(crate) mod layout;
 pub mod softmax;

@@ -264,8 +264,8 @@ pub(crate) fn apply<F: Format + Default>(
     if d == 0 || x.is_empty() {
         return vec![F::default(); x.len()];
     }
-    let mut out = alloc_output::<F>(x.len());
-    let y = &mut out.spare_capacity_mut()[..x.len()];
+    let mut out = crate::ops::buffer::uninit::<F>(x.len());
+    let y = &mut out[..];
     let level = vector_level();
     let chunk = d * ROWS_PER_TASK;
     if g.layout != RopeLayout::Thd && g.h > 1 && g.t >= 2 * T_BLOCK && x.len() > chunk {
@@ -297,9 +297,8 @@ pub(crate) fn apply<F: Format + Default>(
             });
     }
     // SAFETY: the rows cover all of x (x.len() is a multiple of d, every row writes its d
-    // outputs: d/2 pairs), so every element of the capacity up to x.len() is initialized.
-    unsafe { out.set_len(x.len()) };
-    out
+    // outputs: d/2 pairs), so every element is initialized.
+    unsafe { crate::ops::buffer::assume_init(out) }
 }
 
 type Out<F> = std::mem::MaybeUninit<F>;
@@ -317,33 +316,6 @@ impl<T> SyncPtr<T> {
     fn get(self) -> *mut T {
         self.0
     }
-}
-
-/// An uninitialized output buffer of `n` elements. Large buffers are fresh pages: on Linux
-/// they are marked for transparent huge pages (a hint: 512 times fewer page faults when
-/// the kernel grants them; it changes no value).
-fn alloc_output<F>(n: usize) -> Vec<F> {
-    let v: Vec<F> = Vec::with_capacity(n);
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let bytes = n * std::mem::size_of::<F>();
-        if bytes >= 4 * HUGE {
-            unsafe extern "C" {
-                fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: i32) -> i32;
-            }
-            const MADV_HUGEPAGE: i32 = 14;
-            let p = v.as_ptr() as usize;
-            let start = (p + HUGE - 1) & !(HUGE - 1);
-            let end = (p + bytes) & !(HUGE - 1);
-            if end > start {
-                // SAFETY: a hint on whole pages inside this allocation; the result is ignored
-                // (EINVAL where THP is unavailable).
-                unsafe { madvise(start as *mut std::ffi::c_void, end - start, MADV_HUGEPAGE) };
-            }
-        }
-    }
-    v
 }
 
 #[cfg(test)]
