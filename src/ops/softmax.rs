@@ -63,6 +63,7 @@ use crate::math::exp::exp_fast_f64;
 use crate::math::log::{log_dd, log1p_dd};
 use crate::math::round::pow2;
 use crate::math::{Format, VectorPath};
+use crate::ops::buffer;
 use crate::ops::layout::logical_elements;
 use candle_core::backend::BackendStorage;
 use candle_core::{CpuStorage, CustomOp1, CustomOp2, DType, Error, Layout, Result, Shape, Tensor};
@@ -481,25 +482,6 @@ fn long_row<F: Format>(path: VectorPath, log: bool, x: &[F], out: &mut [Out<F>])
 /// memset of memory that every row overwrites anyway) and written exactly once.
 type Out<F> = std::mem::MaybeUninit<F>;
 
-/// An uninitialized output buffer of `n` elements.
-fn uninit_vec<F: Format>(n: usize) -> Vec<Out<F>> {
-    let mut v = Vec::with_capacity(n);
-    // SAFETY: MaybeUninit elements need no initialization.
-    unsafe { v.set_len(n) };
-    v
-}
-
-/// The buffer as initialized values.
-///
-/// # Safety
-/// Every element must have been written.
-unsafe fn assume_init_vec<F: Format>(v: Vec<Out<F>>) -> Vec<F> {
-    let mut v = std::mem::ManuallyDrop::new(v);
-    let (ptr, len, cap) = (v.as_mut_ptr(), v.len(), v.capacity());
-    // SAFETY: MaybeUninit<F> has F's layout; the caller guarantees initialization.
-    unsafe { Vec::from_raw_parts(ptr as *mut F, len, cap) }
-}
-
 /// Softmax (or log-softmax) of every row of length `n` of `x` into `out`, on the given
 /// vector path. The bits depend on nothing but the row's values.
 pub(crate) fn softmax_rows_with<F: Format>(
@@ -534,18 +516,18 @@ pub(crate) fn softmax_rows<F: Format>(log: bool, n: usize, x: &[F], out: &mut [O
 /// Softmax over rows of length `n` of a slice, on a chosen vector path (for tests and
 /// benchmarks; [`softmax_last_dim`] is the tensor op).
 pub fn softmax_slice_with<F: Format + Default>(path: VectorPath, n: usize, x: &[F]) -> Vec<F> {
-    let mut out = uninit_vec(x.len());
+    let mut out = buffer::uninit(x.len());
     softmax_rows_with(path, false, n, x, &mut out);
     // SAFETY: softmax_rows_with wrote every element.
-    unsafe { assume_init_vec(out) }
+    unsafe { buffer::assume_init(out) }
 }
 
 /// Log-softmax over rows of length `n` of a slice, on a chosen vector path.
 pub fn log_softmax_slice_with<F: Format + Default>(path: VectorPath, n: usize, x: &[F]) -> Vec<F> {
-    let mut out = uninit_vec(x.len());
+    let mut out = buffer::uninit(x.len());
     softmax_rows_with(path, true, n, x, &mut out);
     // SAFETY: softmax_rows_with wrote every element.
-    unsafe { assume_init_vec(out) }
+    unsafe { buffer::assume_init(out) }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -648,10 +630,10 @@ pub(crate) fn cpu_forward(
 ) -> Result<(CpuStorage, Shape)> {
     fn run<F: Format + Default>(log: bool, v: &[F], layout: &Layout) -> Vec<F> {
         let x = logical_elements(v, layout);
-        let mut out = uninit_vec(x.len());
+        let mut out = buffer::uninit(x.len());
         softmax_rows(log, last_dim(layout), &x, &mut out);
         // SAFETY: softmax_rows wrote every element.
-        unsafe { assume_init_vec(out) }
+        unsafe { buffer::assume_init(out) }
     }
     let name = if log { "log_softmax" } else { "softmax" };
     let out = match storage {
@@ -812,13 +794,13 @@ mod tests {
             })
             .collect();
         for log in [false, true] {
-            let mut a = uninit_vec::<f32>(n);
-            let mut b = uninit_vec::<f32>(n);
+            let mut a = buffer::uninit::<f32>(n);
+            let mut b = buffer::uninit::<f32>(n);
             let mut scratch = vec![0.0; n];
             row_generic(log, &x, &mut a, &mut scratch);
             long_row(VectorPath::detect(), log, &x, &mut b);
             // SAFETY: both functions write every element of the row.
-            let (a, b) = unsafe { (assume_init_vec(a), assume_init_vec(b)) };
+            let (a, b) = unsafe { (buffer::assume_init(a), buffer::assume_init(b)) };
             assert!(a.iter().zip(&b).all(|(a, b)| a.to_bits() == b.to_bits()));
         }
     }
