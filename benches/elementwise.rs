@@ -83,8 +83,31 @@ fn slices(c: &mut Criterion) {
         ("softplus", math::softplus_slice, &x),
     ];
     for (name, kernel, arg) in kernels {
-        g.bench_function(name, |b| b.iter(|| kernel(black_box(arg), &mut out)));
+        g.bench_function(format!("{name}/candle_repro"), |b| {
+            b.iter(|| kernel(black_box(arg), &mut out))
+        });
     }
+    // What stock candle runs per element on the CPU (Rust std / platform libm), in the same
+    // kind of loop; one monomorphic loop per function, as candle's unary_map compiles.
+    macro_rules! stock {
+        ($name:literal, $arg:expr, |$v:ident| $body:expr) => {
+            g.bench_function(concat!($name, "/stock_std"), |b| {
+                b.iter(|| {
+                    for (o, &$v) in out.iter_mut().zip(black_box($arg).iter()) {
+                        *o = $body;
+                    }
+                })
+            });
+        };
+    }
+    stock!("exp", &x, |v| v.exp());
+    stock!("log", &x_pos, |v| v.ln());
+    stock!("sin", &x, |v| v.sin());
+    stock!("cos", &x, |v| v.cos());
+    stock!("tanh", &x, |v| v.tanh());
+    stock!("sigmoid", &x, |v| 1.0 / (1.0 + (-v).exp()));
+    stock!("silu", &x, |v| v / (1.0 + (-v).exp()));
+    stock!("softplus", &x, |v| (v.exp() + 1.0).ln());
     g.finish();
 }
 
