@@ -225,7 +225,10 @@ mod tests {
     fn unsupported_dtype_is_an_error_naming_the_op() {
         let x = Tensor::new(&[1.0f64, 2.0], &Device::Cpu).unwrap();
         let err = exp(&x).unwrap_err().to_string();
-        assert!(err.contains("exp") && err.to_lowercase().contains("f64"), "{err}");
+        assert!(
+            err.contains("exp") && err.to_lowercase().contains("f64"),
+            "{err}"
+        );
         let x = Tensor::new(&[1u32, 2], &Device::Cpu).unwrap();
         assert!(sigmoid(&x).unwrap_err().to_string().contains("sigmoid"));
     }
