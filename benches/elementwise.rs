@@ -3,24 +3,13 @@
 //!
 //! `cargo bench --bench elementwise` (RAYON_NUM_THREADS=1 for the one-thread figures).
 
+mod common;
+
 use candle_core::{Device, Tensor};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 
 const N: usize = 1 << 24;
-
-/// A deterministic spread of arguments in [-8, 8) (every op's interesting range).
-fn input(n: usize) -> Vec<f32> {
-    let mut s = 0x9E37_79B9_7F4A_7C15u64;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 40) as f32 / (1u64 << 24) as f32) * 16.0 - 8.0
-        })
-        .collect()
-}
 
 type TensorFn = fn(&Tensor) -> candle_core::Result<Tensor>;
 
@@ -42,7 +31,7 @@ fn ops() -> Vec<(&'static str, TensorFn, TensorFn)> {
 }
 
 fn tensors(c: &mut Criterion) {
-    let x = Tensor::from_vec(input(N), N, &Device::Cpu).unwrap();
+    let x = Tensor::from_vec(common::input(N, 8.0), N, &Device::Cpu).unwrap();
     let x_abs = x.abs().unwrap();
     let mut g = c.benchmark_group("tensor_16M_f32");
     g.sample_size(10);
@@ -63,7 +52,7 @@ fn tensors(c: &mut Criterion) {
 fn slices(c: &mut Criterion) {
     use candle_repro::math;
     let n = 1 << 20;
-    let x = input(n);
+    let x = common::input(n, 8.0);
     let x_pos: Vec<f32> = x.iter().map(|v| v.abs()).collect();
     let mut out = vec![0f32; n];
     let mut g = c.benchmark_group("slice_1M_f32_one_thread");

@@ -5,23 +5,12 @@
 //! `cargo bench --bench rope` (ROPE_BENCH_CASE=rope_i_f32 etc. to filter,
 //! RAYON_NUM_THREADS=1 for the one-thread figures).
 
+mod common;
+
 use candle_core::{DType, Device, Tensor};
 use candle_repro::rope::{RopeConfig, RopeLayout, RopeTables};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
-
-/// Deterministic activations in [-4, 4).
-fn input(n: usize) -> Vec<f32> {
-    let mut s = 0x9E37_79B9_7F4A_7C15u64;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 40) as f32 / (1u64 << 24) as f32) * 8.0 - 4.0
-        })
-        .collect()
-}
 
 type RopeFn = fn(&Tensor, &Tensor, &Tensor) -> candle_core::Result<Tensor>;
 
@@ -49,7 +38,7 @@ fn bench(c: &mut Criterion) {
             } else {
                 (b, h, t, d)
             };
-            let x = Tensor::from_vec(input(b * h * t * d), shape, &Device::Cpu)
+            let x = Tensor::from_vec(common::input(b * h * t * d, 4.0), shape, &Device::Cpu)
                 .unwrap()
                 .to_dtype(dtype)
                 .unwrap();

@@ -4,26 +4,15 @@
 //!
 //! `cargo bench --bench softmax` (RAYON_NUM_THREADS=1 for the one-thread figures).
 
+mod common;
+
 use candle_core::{DType, Device, Tensor};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 
-/// Deterministic logits in [-8, 8).
-fn input(n: usize) -> Vec<f32> {
-    let mut s = 0x9E37_79B9_7F4A_7C15u64;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 40) as f32 / (1u64 << 24) as f32) * 16.0 - 8.0
-        })
-        .collect()
-}
-
 fn tensor(shape: &[usize], dtype: DType) -> Tensor {
     let n = shape.iter().product();
-    Tensor::from_vec(input(n), shape, &Device::Cpu)
+    Tensor::from_vec(common::input(n, 8.0), shape, &Device::Cpu)
         .unwrap()
         .to_dtype(dtype)
         .unwrap()

@@ -12,26 +12,15 @@
 //! `REPRO_PRINT_GOLDEN=1 cargo test --release --features cuda --test cuda_elementwise -- --nocapture golden`.
 #![cfg(feature = "cuda")]
 
+mod common;
+
 use candle_core::{DType, Device, Tensor};
 use candle_repro::UnaryFn;
+use common::{bits, cuda_device};
 use half::{bf16, f16};
 
 /// Elements per (op, dtype) case.
 const N: usize = 10_000_007;
-
-fn cuda_device() -> Option<Device> {
-    match Device::new_cuda(0) {
-        Ok(d) => Some(d),
-        Err(e) => {
-            let why = e.to_string();
-            println!(
-                "skipped: no CUDA device ({})",
-                why.lines().next().unwrap_or("")
-            );
-            None
-        }
-    }
-}
 
 /// The input bits of a case: f32 strides through all 2^32 patterns (429 * N ~ 2^32, odd
 /// stride so every low-bit pattern occurs); 16-bit formats cycle through every pattern in
@@ -65,32 +54,6 @@ fn input_tensor(dtype: DType, device: &Device) -> Tensor {
         other => panic!("unsupported dtype {other:?}"),
     };
     t.unwrap().to_device(device).unwrap()
-}
-
-/// The output bits of a tensor, widened to u32.
-fn output_bits(t: &Tensor) -> Vec<u32> {
-    let t = t.to_device(&Device::Cpu).unwrap().flatten_all().unwrap();
-    match t.dtype() {
-        DType::F32 => t
-            .to_vec1::<f32>()
-            .unwrap()
-            .iter()
-            .map(|x| x.to_bits())
-            .collect(),
-        DType::BF16 => t
-            .to_vec1::<bf16>()
-            .unwrap()
-            .iter()
-            .map(|x| x.to_bits() as u32)
-            .collect(),
-        DType::F16 => t
-            .to_vec1::<f16>()
-            .unwrap()
-            .iter()
-            .map(|x| x.to_bits() as u32)
-            .collect(),
-        other => panic!("unsupported dtype {other:?}"),
-    }
 }
 
 /// FNV-1a (64-bit) over the output bits, 4 bytes per f32, 2 per 16-bit value (little end).
@@ -206,7 +169,7 @@ fn golden_cpu_hashes() {
         for dtype in DTYPES {
             let x = input_tensor(dtype, &Device::Cpu);
             let y = candle_repro::unary(&x, f).unwrap();
-            let h = fnv1a(&output_bits(&y), dtype);
+            let h = fnv1a(&bits(&y), dtype);
             line.push(format!("Some(0x{h:016X})"));
             match golden(f, dtype) {
                 None => missing.push(format!("{} {}", f.name(), dtype_name(dtype))),
@@ -241,8 +204,8 @@ fn cuda_equals_cpu_bits() {
         let x_cpu = input_tensor(dtype, &Device::Cpu);
         let x_gpu = x_cpu.to_device(&dev).unwrap();
         for f in UnaryFn::ALL {
-            let cpu = output_bits(&candle_repro::unary(&x_cpu, f).unwrap());
-            let gpu = output_bits(&candle_repro::unary(&x_gpu, f).unwrap());
+            let cpu = bits(&candle_repro::unary(&x_cpu, f).unwrap());
+            let gpu = bits(&candle_repro::unary(&x_gpu, f).unwrap());
             let x_bits = input_bits(dtype);
             let diffs: Vec<String> = (0..N)
                 .filter(|&i| cpu[i] != gpu[i])
@@ -286,8 +249,8 @@ fn cuda_non_contiguous_layouts() {
         let g = gpu.to_dtype(dtype).unwrap();
         for f in UnaryFn::ALL {
             // transposed view
-            let a = output_bits(&candle_repro::unary(&c.t().unwrap(), f).unwrap());
-            let b = output_bits(&candle_repro::unary(&g.t().unwrap(), f).unwrap());
+            let a = bits(&candle_repro::unary(&c.t().unwrap(), f).unwrap());
+            let b = bits(&candle_repro::unary(&g.t().unwrap(), f).unwrap());
             assert!(
                 a == b,
                 "{} {} transposed: CUDA != CPU",
@@ -297,8 +260,8 @@ fn cuda_non_contiguous_layouts() {
             // narrowed view with a start offset and a row stride
             let cn = c.narrow(1, 7, 500).unwrap();
             let gn = g.narrow(1, 7, 500).unwrap();
-            let a = output_bits(&candle_repro::unary(&cn, f).unwrap());
-            let b = output_bits(&candle_repro::unary(&gn, f).unwrap());
+            let a = bits(&candle_repro::unary(&cn, f).unwrap());
+            let b = bits(&candle_repro::unary(&gn, f).unwrap());
             assert!(
                 a == b,
                 "{} {} narrowed: CUDA != CPU",
@@ -326,8 +289,8 @@ fn cuda_softplus_with() {
     for dtype in DTYPES {
         let (c, g) = (cpu.to_dtype(dtype).unwrap(), gpu.to_dtype(dtype).unwrap());
         for (beta, threshold) in [(1.0, 20.0), (2.0, 20.0), (0.5, 5.0), (1.0, 3.0)] {
-            let a = output_bits(&candle_repro::softplus_with(&c, beta, threshold).unwrap());
-            let b = output_bits(&candle_repro::softplus_with(&g, beta, threshold).unwrap());
+            let a = bits(&candle_repro::softplus_with(&c, beta, threshold).unwrap());
+            let b = bits(&candle_repro::softplus_with(&g, beta, threshold).unwrap());
             assert!(
                 a == b,
                 "softplus_with({beta}, {threshold}) {}: CUDA != CPU",

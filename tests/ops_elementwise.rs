@@ -2,8 +2,11 @@
 //! bits; the thread count changes nothing; bad dtypes are errors; special values follow
 //! C99 Annex F with canonical NaNs.
 
+mod common;
+
 use candle_core::{DType, Device, IndexOp, Tensor};
 use candle_repro::{UnaryFn, math};
+use common::bits;
 use half::{bf16, f16};
 
 fn scalar_f32(f: UnaryFn) -> fn(f32) -> f32 {
@@ -40,31 +43,6 @@ fn values(n: usize) -> Vec<f32> {
             (s >> 8) as f32 / (1 << 24) as f32 * 40.0 - 20.0
         })
         .collect()
-}
-
-fn bits(t: &Tensor) -> Vec<u32> {
-    let t = t.flatten_all().unwrap();
-    match t.dtype() {
-        DType::F32 => t
-            .to_vec1::<f32>()
-            .unwrap()
-            .iter()
-            .map(|v| v.to_bits())
-            .collect(),
-        DType::BF16 => t
-            .to_vec1::<bf16>()
-            .unwrap()
-            .iter()
-            .map(|v| v.to_bits() as u32)
-            .collect(),
-        DType::F16 => t
-            .to_vec1::<f16>()
-            .unwrap()
-            .iter()
-            .map(|v| v.to_bits() as u32)
-            .collect(),
-        _ => unreachable!(),
-    }
 }
 
 fn expected_bits(f: UnaryFn, x: &Tensor) -> Vec<u32> {

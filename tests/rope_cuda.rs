@@ -6,48 +6,13 @@
 //! `cargo test --release --features cuda --test rope_cuda -- --nocapture`
 #![cfg(feature = "cuda")]
 
+mod common;
+
 use candle_core::{DType, Device, Tensor};
 use candle_repro::rope::{
     RopeConfig, RopeLayout, RopeTables, rope_bwd, rope_fused, rope_i_bwd, rope_thd_bwd, rope_with,
 };
-
-fn cuda_device() -> Option<Device> {
-    match Device::new_cuda(0) {
-        Ok(d) => Some(d),
-        Err(e) => {
-            let why = e.to_string();
-            println!(
-                "skipped: no CUDA device ({})",
-                why.lines().next().unwrap_or("")
-            );
-            None
-        }
-    }
-}
-
-fn bits(t: &Tensor) -> Vec<u32> {
-    let t = t.to_device(&Device::Cpu).unwrap().flatten_all().unwrap();
-    match t.dtype() {
-        DType::F32 => t
-            .to_vec1::<f32>()
-            .unwrap()
-            .iter()
-            .map(|v| v.to_bits())
-            .collect(),
-        DType::BF16 => t
-            .to_vec1::<half::bf16>()
-            .unwrap()
-            .iter()
-            .map(|v| v.to_bits() as u32)
-            .collect(),
-        _ => t
-            .to_vec1::<half::f16>()
-            .unwrap()
-            .iter()
-            .map(|v| v.to_bits() as u32)
-            .collect(),
-    }
-}
+use common::{bits, cuda_device};
 
 fn data(n: usize, seed: u64) -> Vec<f32> {
     let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;

@@ -5,10 +5,13 @@
 //!
 //! `cargo test --release --test rope_kernel_hostcheck`
 
+mod common;
+
 use candle_core::{DType, Device, Tensor};
 use candle_repro::rope::{
     RopeConfig, RopeLayout, rope_bwd, rope_freqs, rope_fused, rope_i_bwd, rope_thd_bwd, rope_with,
 };
+use common::le_bytes;
 use half::{bf16, f16};
 use std::io::Write;
 use std::path::PathBuf;
@@ -38,30 +41,6 @@ fn build_hostcheck() -> Option<PathBuf> {
         // Every machine that links Rust has a C/C++ toolchain; a check that silently
         // skips would prove nothing.
         Err(e) => panic!("no C++ compiler to build the host check ({cxx}: {e}); set CXX"),
-    }
-}
-
-fn bits_of(t: &Tensor) -> Vec<u8> {
-    let t = t.flatten_all().unwrap();
-    match t.dtype() {
-        DType::F32 => t
-            .to_vec1::<f32>()
-            .unwrap()
-            .iter()
-            .flat_map(|v| v.to_bits().to_le_bytes())
-            .collect(),
-        DType::BF16 => t
-            .to_vec1::<bf16>()
-            .unwrap()
-            .iter()
-            .flat_map(|v| v.to_bits().to_le_bytes())
-            .collect(),
-        _ => t
-            .to_vec1::<f16>()
-            .unwrap()
-            .iter()
-            .flat_map(|v| v.to_bits().to_le_bytes())
-            .collect(),
     }
 }
 
@@ -164,9 +143,9 @@ fn kernel_math_matches_the_cpu_kernel() {
                     input.extend((batched as u32).to_le_bytes());
                     input.extend((nx as u64).to_le_bytes());
                     input.extend((ncs as u64).to_le_bytes());
-                    input.extend(bits_of(&x));
-                    input.extend(bits_of(&c));
-                    input.extend(bits_of(&s));
+                    input.extend(le_bytes(&x));
+                    input.extend(le_bytes(&c));
+                    input.extend(le_bytes(&s));
                     let mut child = Command::new(&bin)
                         .stdin(Stdio::piped())
                         .stdout(Stdio::piped())
@@ -175,7 +154,7 @@ fn kernel_math_matches_the_cpu_kernel() {
                     child.stdin.take().unwrap().write_all(&input).unwrap();
                     let out = child.wait_with_output().unwrap();
                     assert!(out.status.success());
-                    let want = bits_of(&y);
+                    let want = le_bytes(&y);
                     assert_eq!(out.stdout.len(), want.len());
                     let w = dt.size_in_bytes();
                     for k in 0..nx {
@@ -266,7 +245,7 @@ fn fused_kernel_math_matches_the_cpu_op() {
                     input.extend((batched as u32).to_le_bytes());
                     input.extend((nx as u64).to_le_bytes());
                     input.extend((npos as u64).to_le_bytes());
-                    input.extend(bits_of(&x));
+                    input.extend(le_bytes(&x));
                     for p in &pv {
                         input.extend(p.to_le_bytes());
                     }
@@ -275,7 +254,7 @@ fn fused_kernel_math_matches_the_cpu_op() {
                     }
                     input.extend(freqs.attention_factor.to_bits().to_le_bytes());
                     let got = run_host(&bin, &input);
-                    let want = bits_of(&y);
+                    let want = le_bytes(&y);
                     let w = dt.size_in_bytes();
                     for k in 0..nx {
                         assert_eq!(

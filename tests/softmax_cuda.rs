@@ -5,18 +5,10 @@
 //!
 //! `cargo test --release --features cuda --test softmax_cuda -- --nocapture`
 
-use candle_core::{DType, Device, Tensor};
+mod common;
 
-fn cuda_device() -> Option<Device> {
-    #[cfg(feature = "cuda")]
-    {
-        if let Ok(d) = Device::new_cuda(0) {
-            return Some(d);
-        }
-    }
-    println!("skipped: no CUDA device");
-    None
-}
+use candle_core::{DType, Device, Tensor};
+use common::{bits, cuda_device};
 
 fn input(n: usize, seed: u64) -> Vec<f32> {
     let mut s = seed;
@@ -33,31 +25,6 @@ fn input(n: usize, seed: u64) -> Vec<f32> {
             }
         })
         .collect()
-}
-
-fn bits(t: &Tensor) -> Vec<u32> {
-    let t = t.flatten_all().unwrap().to_device(&Device::Cpu).unwrap();
-    match t.dtype() {
-        DType::F32 => t
-            .to_vec1::<f32>()
-            .unwrap()
-            .iter()
-            .map(|v| v.to_bits())
-            .collect(),
-        DType::BF16 => t
-            .to_vec1::<half::bf16>()
-            .unwrap()
-            .iter()
-            .map(|v| v.to_bits() as u32)
-            .collect(),
-        DType::F16 => t
-            .to_vec1::<half::f16>()
-            .unwrap()
-            .iter()
-            .map(|v| v.to_bits() as u32)
-            .collect(),
-        d => panic!("{d:?}"),
-    }
 }
 
 #[test]
