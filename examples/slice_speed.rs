@@ -48,7 +48,10 @@ fn main() {
         .collect();
     let x_pos: Vec<f32> = x.iter().map(|v| v.abs()).collect();
     let mut out = vec![0f32; n];
-    println!("{:<9} {:>12} {:>12} {:>7}", "function", "ours ns/el", "std ns/el", "ratio");
+    println!(
+        "{:<9} {:>12} {:>12} {:>7}",
+        "function", "ours ns/el", "std ns/el", "ratio"
+    );
     macro_rules! row {
         ($name:literal, $ours:expr, $arg:expr, |$v:ident| $stock:expr) => {{
             let ours = best_of_15(|| $ours(std::hint::black_box(&$arg), &mut out));
@@ -72,7 +75,9 @@ fn main() {
     row!("sin", math::sin_slice, x, |v| v.sin());
     row!("cos", math::cos_slice, x, |v| v.cos());
     row!("tanh", math::tanh_slice, x, |v| v.tanh());
-    row!("sigmoid", math::sigmoid_slice, x, |v| 1.0 / (1.0 + (-v).exp()));
+    row!("sigmoid", math::sigmoid_slice, x, |v| 1.0
+        / (1.0 + (-v).exp()));
     row!("silu", math::silu_slice, x, |v| v / (1.0 + (-v).exp()));
-    row!("softplus", math::softplus_slice, x, |v| (v.exp() + 1.0).ln());
+    row!("softplus", math::softplus_slice, x, |v| (v.exp() + 1.0)
+        .ln());
 }
