@@ -13,7 +13,7 @@ use crate::math::{self, Format};
 use crate::ops::buffer;
 use crate::ops::layout::logical_elements;
 use candle_core::backend::BackendStorage;
-use candle_core::{CpuStorage, CustomOp1, DType, Error, Layout, Result, Shape, Tensor, bail};
+use candle_core::{CpuStorage, CustomOp1, Error, Layout, Result, Shape, Tensor, bail};
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
@@ -212,9 +212,6 @@ impl CustomOp1 for SoftplusWith {
         crate::cuda::softplus_with_fwd(self.beta, self.threshold, storage, layout)
     }
 }
-
-/// The dtypes the elementwise ops accept.
-pub const SUPPORTED_DTYPES: [DType; 3] = [DType::F32, DType::F16, DType::BF16];
 
 #[cfg(test)]
 mod tests {
