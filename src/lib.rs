@@ -6,6 +6,7 @@
 //!   [`sigmoid`], [`silu`], [`softplus`], [`softplus_with`]): CPU kernels here, CUDA kernels
 //!   under the `cuda` feature, the same bits on both.
 
+pub mod fft;
 pub mod math;
 pub mod ops;
 pub mod rope;

@@ -73,7 +73,7 @@
 //! cos(+-0) = 1, sin/cos(+-inf) = NaN, NaN -> NaN (canonical). Tiny x: sin x rounds to x.
 //!
 //! Internal API for other ops: [`sincos_dd`] (both values of an f32 argument as
-//! double-doubles, < 2^-100), [`sincos_dd_of_pi_fraction`] (sin and cos of 2*pi*num/den
+//! double-doubles, < 2^-100), [`sincos_dd_of_turns`] (sin and cos of 2*pi*num/den
 //! with exact rational reduction, < 2^-100: for RoPE tables and FFT twiddles).
 //! Constants: `tools/gen_trig_tables.py` (mpmath) prints every table and coefficient below.
 
@@ -448,12 +448,11 @@ pub(crate) fn sincos_dd(x: f32) -> (DD, DD) {
     }
 }
 
-/// (sin(2*pi*num/den), cos(2*pi*num/den)) as double-doubles with relative error below
+/// (sin(2*pi*num/den), cos(2*pi*num/den)), num/den of a full turn, as double-doubles with relative error below
 /// 2^-100 each (exact zeros and ones where the angle is a multiple of pi/2). For RoPE
 /// tables, FFT twiddles. Requires den > 0.
-#[allow(dead_code)] // for the RoPE / FFT ops
-pub(crate) fn sincos_dd_of_pi_fraction(num: u64, den: u64) -> (DD, DD) {
-    assert!(den > 0, "sincos_dd_of_pi_fraction: zero denominator");
+pub(crate) fn sincos_dd_of_turns(num: u64, den: u64) -> (DD, DD) {
+    assert!(den > 0, "sincos_dd_of_turns: zero denominator");
     let n = num % den;
     // 128 n / den = j + f, |f| <= 1/2, with exact integer arithmetic.
     let p = (n as u128) * 128;
@@ -563,12 +562,12 @@ mod tests {
 
     #[test]
     fn pi_fraction() {
-        let (s, c) = sincos_dd_of_pi_fraction(1, 4);
+        let (s, c) = sincos_dd_of_turns(1, 4);
         assert_eq!((s, c), (DD::new(1.0, 0.0), DD::new(0.0, 0.0)));
-        let (s, c) = sincos_dd_of_pi_fraction(3, 8);
+        let (s, c) = sincos_dd_of_turns(3, 8);
         let h = f64::from_bits(0x3FE6_A09E_667F_3BCD); // sqrt(2)/2
         assert!((s.hi - h).abs() <= 1e-16 && (c.hi + h).abs() <= 1e-16);
-        let (s, c) = sincos_dd_of_pi_fraction(5, 6);
+        let (s, c) = sincos_dd_of_turns(5, 6);
         // sin(5pi/3) = -sqrt(3)/2, cos = 1/2
         let r3 = s.mul(s).add_f64(-0.75);
         assert!(r3.hi.abs() < 1e-30, "{s:?}");

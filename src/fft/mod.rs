@@ -1,0 +1,25 @@
+//! A deterministic complex FFT: the same output bits on every CPU and in the CUDA mirror.
+//!
+//! * [`FftPlan`]: a plan for length n at a [`Precision`], transforming
+//!   `num_complex::Complex32` buffers (any number of rows of n) in place or out of place.
+//! * Candle ops [`fft`], [`ifft`], [`rfft`], [`irfft`] on f32 tensors whose last
+//!   dimension is 2 (re, im), transforming the second-to-last dimension, with numpy's
+//!   [`Norm`] conventions.
+//!
+//! One file per algorithm: [`dft_gemm`](mod@dft_gemm) (small n as a matrix product),
+//! [`stockham`](mod@stockham) (radix-8 autosort stages), [`bluestein`](mod@bluestein)
+//! (every other n), [`ozaki`](mod@ozaki) (exact bf16 slice products for tensor cores);
+//! [`butterflies`](mod@butterflies) holds the operation DAGs both devices evaluate,
+//! [`twiddles`](mod@twiddles) the correctly rounded twiddle tables and
+//! [`plan`](mod@plan) the planner, a pure function of (n, precision).
+
+pub mod bluestein;
+pub mod butterflies;
+pub mod dft_gemm;
+pub mod ozaki;
+pub mod plan;
+pub(crate) mod scalar;
+pub mod stockham;
+pub mod twiddles;
+
+pub use plan::{DFT_GEMM_MAX, FftPlan, MAX_LEN, Precision};

@@ -1,0 +1,262 @@
+//! The planner: which algorithm runs, as a pure function of (n, precision).
+//!
+//! | n | algorithm |
+//! |---|---|
+//! | 1 | identity |
+//! | 2..=16 | DFT-GEMM (dft_gemm.rs), any n |
+//! | power of two > 16 | Stockham radix-8 (stockham.rs) |
+//! | other n > 16 | Bluestein (bluestein.rs) over a power-of-two Stockham |
+//!
+//! `Precision` picks the working type and the product: F32 (f32, butterfly DAGs),
+//! Ozaki (f32, DFT-GEMM and W8 products on exact bf16 slices, ozaki.rs) and F64Internal
+//! (f64 throughout, f32 out). Nothing here looks at the device, the CPU's features, the
+//! thread count or the batch, so a transform's bits never depend on them.
+
+use super::bluestein::Bluestein;
+use super::butterflies::Cx;
+use super::dft_gemm::DftGemm;
+use super::ozaki::SlicedMatrix;
+use super::scalar::FftScalar;
+use super::stockham::Stockham;
+use candle_core::{Result, bail};
+use num_complex::Complex32;
+
+/// Largest n done as a dense DFT-GEMM.
+pub const DFT_GEMM_MAX: usize = 16;
+/// Largest transform length planned (Bluestein's inner length is at most 2^22 then).
+pub const MAX_LEN: usize = 1 << 20;
+
+/// The arithmetic of a transform.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// f32 arithmetic, correctly rounded f32 twiddles, butterfly DAGs (the default).
+    #[default]
+    F32,
+    /// f32 arithmetic with the DFT-GEMM and W8 products evaluated exactly on bf16 slices
+    /// with one power-of-two scale per vector: the tensor-core formulation.
+    Ozaki,
+    /// f64 arithmetic and twiddles inside, rounded once to f32 at the end.
+    F64Internal,
+}
+
+/// One algorithm in one working type.
+#[derive(Clone, Debug)]
+pub(crate) enum Kernel<T> {
+    Identity,
+    Gemm(DftGemm<T>, Option<SlicedMatrix>),
+    Stockham(Stockham<T>),
+    Bluestein(Box<Bluestein<T>>),
+}
+
+impl<T: FftScalar> Kernel<T> {
+    fn new(n: usize, ozaki: bool) -> Self {
+        if n == 1 {
+            Kernel::Identity
+        } else if n <= DFT_GEMM_MAX {
+            let g = DftGemm::<T>::new(n);
+            let sliced = ozaki.then(|| {
+                let (re, im): (Vec<f64>, Vec<f64>) = (0..n * n)
+                    .map(|idx| {
+                        super::twiddles::twiddle::<f64>(((idx / n) * (idx % n)) as u64, n as u64)
+                    })
+                    .unzip();
+                SlicedMatrix::complex(n, &re, &im)
+            });
+            Kernel::Gemm(g, sliced)
+        } else if n.is_power_of_two() {
+            Kernel::Stockham(Stockham::new(n, ozaki))
+        } else {
+            Kernel::Bluestein(Box::new(Bluestein::new(n, ozaki)))
+        }
+    }
+
+    fn scratch_len(&self, n: usize) -> usize {
+        match self {
+            Kernel::Identity => 0,
+            Kernel::Gemm(..) | Kernel::Stockham(_) => 2 * n,
+            Kernel::Bluestein(b) => b.scratch_len(),
+        }
+    }
+
+    /// Forward transform of one row held as split (re, im), in place.
+    fn forward(&self, re: &mut [T], im: &mut [T], scratch: &mut [T]) {
+        match self {
+            Kernel::Identity => {}
+            Kernel::Gemm(g, None) => {
+                let n = g.n;
+                let (or, oi) = scratch[..2 * n].split_at_mut(n);
+                g.forward(re, im, or, oi);
+                re.copy_from_slice(or);
+                im.copy_from_slice(oi);
+            }
+            Kernel::Gemm(_, Some(w)) => {
+                let mut v: Vec<Cx<T>> = re
+                    .iter()
+                    .zip(im.iter())
+                    .map(|(&a, &b)| Cx::new(a, b))
+                    .collect();
+                T::apply_sliced(w, &mut v);
+                for (k, z) in v.into_iter().enumerate() {
+                    re[k] = z.re;
+                    im[k] = z.im;
+                }
+            }
+            Kernel::Stockham(s) => {
+                let n = s.n;
+                let (sr, si) = scratch[..2 * n].split_at_mut(n);
+                s.forward(re, im, sr, si);
+            }
+            Kernel::Bluestein(b) => b.forward(re, im, scratch),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Typed {
+    F32(Kernel<f32>),
+    F64(Kernel<f64>),
+}
+
+/// A planned complex transform of length n: twiddle tables and the algorithm, built once
+/// and reused for any number of rows.
+#[derive(Clone, Debug)]
+pub struct FftPlan {
+    n: usize,
+    precision: Precision,
+    kernel: Typed,
+}
+
+impl FftPlan {
+    /// Plans a transform of length `n` (1 ..= 2^20) at `precision`.
+    pub fn new(n: usize, precision: Precision) -> Result<Self> {
+        if n == 0 || n > MAX_LEN {
+            bail!("fft: length {n} is outside 1..={MAX_LEN}");
+        }
+        let kernel = match precision {
+            Precision::F32 => Typed::F32(Kernel::new(n, false)),
+            Precision::Ozaki => Typed::F32(Kernel::new(n, true)),
+            Precision::F64Internal => Typed::F64(Kernel::new(n, false)),
+        };
+        Ok(FftPlan {
+            n,
+            precision,
+            kernel,
+        })
+    }
+
+    /// The transform length.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Always false: a plan has length at least 1.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    pub fn precision(&self) -> Precision {
+        self.precision
+    }
+
+    /// Forward transforms (X_k = sum_j x_j exp(-2 pi i jk/n), unnormalized) of every row of
+    /// `data` in place; `data.len()` must be a multiple of n.
+    pub fn forward(&self, data: &mut [Complex32]) -> Result<()> {
+        self.run_in_place(data, false)
+    }
+
+    /// Inverse transforms (sign +, unnormalized: inverse(forward(x)) = n x) in place.
+    pub fn inverse(&self, data: &mut [Complex32]) -> Result<()> {
+        self.run_in_place(data, true)
+    }
+
+    /// Forward transforms of the rows of `input` into `output` (same length).
+    pub fn forward_out_of_place(
+        &self,
+        input: &[Complex32],
+        output: &mut [Complex32],
+    ) -> Result<()> {
+        self.run(input, output, false)
+    }
+
+    /// Inverse transforms (unnormalized) of the rows of `input` into `output`.
+    pub fn inverse_out_of_place(
+        &self,
+        input: &[Complex32],
+        output: &mut [Complex32],
+    ) -> Result<()> {
+        self.run(input, output, true)
+    }
+
+    fn check_len(&self, len: usize) -> Result<()> {
+        if !len.is_multiple_of(self.n) {
+            bail!(
+                "fft: buffer of {len} values is not a whole number of rows of {}",
+                self.n
+            );
+        }
+        Ok(())
+    }
+
+    fn run_in_place(&self, data: &mut [Complex32], inverse: bool) -> Result<()> {
+        self.check_len(data.len())?;
+        match &self.kernel {
+            Typed::F32(k) => process_rows(k, self.n, inverse, None, data),
+            Typed::F64(k) => process_rows(k, self.n, inverse, None, data),
+        }
+        Ok(())
+    }
+
+    fn run(&self, input: &[Complex32], output: &mut [Complex32], inverse: bool) -> Result<()> {
+        self.check_len(input.len())?;
+        if output.len() != input.len() {
+            bail!(
+                "fft: output has {} values, input {}",
+                output.len(),
+                input.len()
+            );
+        }
+        match &self.kernel {
+            Typed::F32(k) => process_rows(k, self.n, inverse, Some(input), output),
+            Typed::F64(k) => process_rows(k, self.n, inverse, Some(input), output),
+        }
+        Ok(())
+    }
+}
+
+const CANONICAL_NAN: f32 = f32::from_bits(0x7FC0_0000);
+
+#[inline(always)]
+fn canonical(v: f32) -> f32 {
+    if v.is_nan() { CANONICAL_NAN } else { v }
+}
+
+/// Transforms row after row (rows are independent: a row's bits never depend on its
+/// neighbours). The inverse is conj(forward(conj(x))): negations are exact, so it shares
+/// the forward DAG and tables. Outputs are rounded to f32 once and NaNs made canonical.
+fn process_rows<T: FftScalar>(
+    kernel: &Kernel<T>,
+    n: usize,
+    inverse: bool,
+    input: Option<&[Complex32]>,
+    output: &mut [Complex32],
+) {
+    let mut buf = vec![T::ZERO; 2 * n + kernel.scratch_len(n)];
+    let (re, rest) = buf.split_at_mut(n);
+    let (im, scratch) = rest.split_at_mut(n);
+    for r in 0..output.len() / n {
+        let out = &mut output[r * n..(r + 1) * n];
+        let src: &[Complex32] = match input {
+            Some(i) => &i[r * n..(r + 1) * n],
+            None => out,
+        };
+        for (j, z) in src.iter().enumerate() {
+            re[j] = T::from_f32(z.re);
+            im[j] = T::from_f32(if inverse { -z.im } else { z.im });
+        }
+        kernel.forward(re, im, scratch);
+        for (j, z) in out.iter_mut().enumerate() {
+            let (a, b) = (re[j].to_f32(), im[j].to_f32());
+            *z = Complex32::new(canonical(a), canonical(if inverse { -b } else { b }));
+        }
+    }
+}
