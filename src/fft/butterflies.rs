@@ -28,6 +28,22 @@
 //! Complex multiplication (twiddles): `(a, b) (c, d) = (a c - b d, a d + b c)`.
 
 use super::scalar::FftScalar;
+use std::ops::{Add, Mul, Neg, Sub};
+
+/// What the DAGs need of a real type: IEEE +, -, *, exact negation and the W8 constant.
+/// Implemented by the scalar types (f32, f64) and by the Stockham stages' lane vectors
+/// (stockham.rs), which apply the same scalar operation to every lane, so a lane's bits
+/// are those of the scalar DAG.
+pub(crate) trait Arith:
+    Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Neg<Output = Self>
+{
+    /// 1/sqrt(2) rounded to nearest (`FftScalar::FRAC_1_SQRT_2`, in every lane).
+    const W8_C: Self;
+}
+
+impl<T: FftScalar> Arith for T {
+    const W8_C: T = T::FRAC_1_SQRT_2;
+}
 
 /// A complex value in registers (the buffers themselves are split re / im arrays).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -36,7 +52,7 @@ pub(crate) struct Cx<T> {
     pub im: T,
 }
 
-impl<T: FftScalar> Cx<T> {
+impl<T: Arith> Cx<T> {
     #[inline(always)]
     pub fn new(re: T, im: T) -> Self {
         Cx { re, im }
@@ -65,14 +81,14 @@ impl<T: FftScalar> Cx<T> {
 }
 
 #[inline(always)]
-pub(crate) fn dft2<T: FftScalar>(v: &mut [Cx<T>; 2]) {
+pub(crate) fn dft2<T: Arith>(v: &mut [Cx<T>; 2]) {
     let (a, b) = (v[0], v[1]);
     v[0] = a.add(b);
     v[1] = a.sub(b);
 }
 
 #[inline(always)]
-pub(crate) fn dft4<T: FftScalar>(v: &mut [Cx<T>; 4]) {
+pub(crate) fn dft4<T: Arith>(v: &mut [Cx<T>; 4]) {
     let p0 = v[0].add(v[2]);
     let p1 = v[0].sub(v[2]);
     let p2 = v[1].add(v[3]);
@@ -84,8 +100,8 @@ pub(crate) fn dft4<T: FftScalar>(v: &mut [Cx<T>; 4]) {
 }
 
 #[inline(always)]
-pub(crate) fn dft8<T: FftScalar>(v: &mut [Cx<T>; 8]) {
-    let c = T::FRAC_1_SQRT_2;
+pub(crate) fn dft8<T: Arith>(v: &mut [Cx<T>; 8]) {
+    let c = T::W8_C;
     let mut a = [
         v[0].add(v[4]),
         v[1].add(v[5]),
@@ -107,7 +123,7 @@ pub(crate) fn dft8<T: FftScalar>(v: &mut [Cx<T>; 8]) {
 
 /// The radix-R DFT of `v` (R = 2, 4 or 8).
 #[inline(always)]
-pub(crate) fn dft<T: FftScalar, const R: usize>(v: &mut [Cx<T>; R]) {
+pub(crate) fn dft<T: Arith, const R: usize>(v: &mut [Cx<T>; R]) {
     // The casts are between identical types once R is fixed; `match` on a constant
     // disappears after monomorphization.
     match R {

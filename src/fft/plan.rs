@@ -17,9 +17,11 @@ use super::butterflies::Cx;
 use super::dft_gemm::DftGemm;
 use super::ozaki::SlicedMatrix;
 use super::scalar::FftScalar;
-use super::stockham::Stockham;
+use super::stockham::{Stockham, best_path};
+use crate::math::VectorPath;
 use candle_core::{Result, bail};
 use num_complex::Complex32;
+use std::cell::RefCell;
 
 /// Largest n done as a dense DFT-GEMM.
 pub const DFT_GEMM_MAX: usize = 16;
@@ -197,11 +199,33 @@ impl FftPlan {
         Ok(())
     }
 
+    /// [`FftPlan::forward`] (or the inverse) with the copy of the vector loops for `path`
+    /// (falling back to the baseline when the CPU lacks it): a test hook, since every
+    /// path gives the same bits; only the vector width differs.
+    #[doc(hidden)]
+    pub fn transform_with_path(
+        &self,
+        path: VectorPath,
+        data: &mut [Complex32],
+        inverse: bool,
+    ) -> Result<()> {
+        self.run_in_place_with(data, inverse, path)
+    }
+
     fn run_in_place(&self, data: &mut [Complex32], inverse: bool) -> Result<()> {
+        self.run_in_place_with(data, inverse, best_path())
+    }
+
+    fn run_in_place_with(
+        &self,
+        data: &mut [Complex32],
+        inverse: bool,
+        path: VectorPath,
+    ) -> Result<()> {
         self.check_len(data.len())?;
         match &self.kernel {
-            Typed::F32(k) => process_rows(k, self.n, inverse, None, data),
-            Typed::F64(k) => process_rows(k, self.n, inverse, None, data),
+            Typed::F32(k) => process_rows(k, self.n, inverse, None, data, path),
+            Typed::F64(k) => process_rows(k, self.n, inverse, None, data, path),
         }
         Ok(())
     }
@@ -216,8 +240,8 @@ impl FftPlan {
             );
         }
         match &self.kernel {
-            Typed::F32(k) => process_rows(k, self.n, inverse, Some(input), output),
-            Typed::F64(k) => process_rows(k, self.n, inverse, Some(input), output),
+            Typed::F32(k) => process_rows(k, self.n, inverse, Some(input), output, best_path()),
+            Typed::F64(k) => process_rows(k, self.n, inverse, Some(input), output, best_path()),
         }
         Ok(())
     }
@@ -226,37 +250,96 @@ impl FftPlan {
 const CANONICAL_NAN: f32 = f32::from_bits(0x7FC0_0000);
 
 #[inline(always)]
-fn canonical(v: f32) -> f32 {
+pub(crate) fn canonical(v: f32) -> f32 {
     if v.is_nan() { CANONICAL_NAN } else { v }
+}
+
+/// Scratch a thread keeps between calls, in bytes: larger scratch (only the longest
+/// F64Internal and Bluestein plans) is allocated per call rather than held.
+const KEEP_SCRATCH_BYTES: usize = 32 << 20;
+
+thread_local! {
+    /// This thread's scratch, reused by every call (f64 words, viewed as f32 or f64).
+    static SCRATCH: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` on `len` values of scratch of type T (contents unspecified): this thread's
+/// reusable buffer when it is free and small enough, else a fresh allocation. A transform
+/// writes every scratch value before reading it, so the contents never matter.
+fn with_scratch<T: FftScalar, R>(len: usize, f: impl FnOnce(&mut [T]) -> R) -> R {
+    // T is f32 or f64 (the only FftScalar types): every bit pattern is a value, and an
+    // f64 buffer is aligned and sized for it.
+    const { assert!(std::mem::align_of::<T>() <= 8 && 8 % std::mem::size_of::<T>() == 0) };
+    let words = (len * std::mem::size_of::<T>()).div_ceil(8);
+    let mut f = Some(f);
+    if words * 8 <= KEEP_SCRATCH_BYTES {
+        let done = SCRATCH
+            .try_with(|cell| {
+                let mut buf = cell.try_borrow_mut().ok()?;
+                if buf.len() < words {
+                    buf.resize(words, 0.0);
+                }
+                // SAFETY: `words` f64 hold `len` values of T (size and alignment checked
+                // above); any bits are a valid f32 / f64; the borrow lasts for the call.
+                let s = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr() as *mut T, len) };
+                Some((f.take().expect("called once"))(s))
+            })
+            .ok()
+            .flatten();
+        if let Some(r) = done {
+            return r;
+        }
+    }
+    let mut buf = vec![T::ZERO; len];
+    (f.take().expect("called once"))(&mut buf)
 }
 
 /// Transforms row after row (rows are independent: a row's bits never depend on its
 /// neighbours). The inverse is conj(forward(conj(x))): negations are exact, so it shares
 /// the forward DAG and tables. Outputs are rounded to f32 once and NaNs made canonical.
+/// Power-of-two rows go straight from the interleaved input through the Stockham stages
+/// into the interleaved output (the same values as the split route below, with the
+/// conversions fused into the first and last stages); `path` picks the copy of the stage
+/// loops (vector width only).
 fn process_rows<T: FftScalar>(
     kernel: &Kernel<T>,
     n: usize,
     inverse: bool,
     input: Option<&[Complex32]>,
     output: &mut [Complex32],
+    path: VectorPath,
 ) {
-    let mut buf = vec![T::ZERO; 2 * n + kernel.scratch_len(n)];
-    let (re, rest) = buf.split_at_mut(n);
-    let (im, scratch) = rest.split_at_mut(n);
-    for r in 0..output.len() / n {
-        let out = &mut output[r * n..(r + 1) * n];
-        let src: &[Complex32] = match input {
-            Some(i) => &i[r * n..(r + 1) * n],
-            None => out,
-        };
-        for (j, z) in src.iter().enumerate() {
-            re[j] = T::from_f32(z.re);
-            im[j] = T::from_f32(if inverse { -z.im } else { z.im });
-        }
-        kernel.forward(re, im, scratch);
-        for (j, z) in out.iter_mut().enumerate() {
-            let (a, b) = (re[j].to_f32(), im[j].to_f32());
-            *z = Complex32::new(canonical(a), canonical(if inverse { -b } else { b }));
-        }
+    let rows = output.len() / n;
+    if rows == 0 {
+        return;
     }
+    if let Kernel::Stockham(s) = kernel {
+        with_scratch::<T, _>(s.interleaved_scratch_len(), |scratch| {
+            for (r, out) in output.chunks_exact_mut(n).enumerate() {
+                let src = input.map(|i| &i[r * n..(r + 1) * n]);
+                s.forward_interleaved(path, src, out, inverse, scratch);
+            }
+        });
+        return;
+    }
+    with_scratch::<T, _>(2 * n + kernel.scratch_len(n), |buf| {
+        let (re, rest) = buf.split_at_mut(n);
+        let (im, scratch) = rest.split_at_mut(n);
+        for r in 0..rows {
+            let out = &mut output[r * n..(r + 1) * n];
+            let src: &[Complex32] = match input {
+                Some(i) => &i[r * n..(r + 1) * n],
+                None => out,
+            };
+            for (j, z) in src.iter().enumerate() {
+                re[j] = T::from_f32(z.re);
+                im[j] = T::from_f32(if inverse { -z.im } else { z.im });
+            }
+            kernel.forward(re, im, scratch);
+            for (j, z) in out.iter_mut().enumerate() {
+                let (a, b) = (re[j].to_f32(), im[j].to_f32());
+                *z = Complex32::new(canonical(a), canonical(if inverse { -b } else { b }));
+            }
+        }
+    });
 }

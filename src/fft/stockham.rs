@@ -20,10 +20,13 @@
 //! and the twiddles are correctly rounded, so the relative L2 error grows like
 //! sqrt(log2 n) * 2^-24 (measured in tests/fft_accuracy.rs).
 
-use super::butterflies::{Cx, dft};
+use super::butterflies::{Arith, Cx, dft};
 use super::ozaki::SlicedMatrix;
+use super::plan::canonical;
 use super::scalar::FftScalar;
 use super::twiddles;
+use crate::math::VectorPath;
+use num_complex::Complex32;
 
 /// One stage: its radix, `ns`, and the twiddles w_{ns R}^{r j} stored as
 /// `tw[(r - 1) ns + j]` (empty for the first stage).
@@ -94,10 +97,63 @@ impl<T: FftScalar> Stockham<T> {
     pub fn forward(&self, re: &mut [T], im: &mut [T], scratch_re: &mut [T], scratch_im: &mut [T]) {
         execute(self, re, im, scratch_re, scratch_im)
     }
+
+    /// Scratch values [`Stockham::forward_interleaved`] needs: two buffer pairs.
+    pub(crate) fn interleaved_scratch_len(&self) -> usize {
+        4 * self.n
+    }
+
+    /// Forward transform of one interleaved row, `input` (or `out` itself when `None`) into
+    /// `out`, with the copy of the loops for `path`: the values are conjugated on the way
+    /// in and out when `conj` (the inverse), rounded once to f32 and NaNs made canonical,
+    /// exactly as if the row were split, transformed by [`Stockham::forward`] and joined.
+    pub(crate) fn forward_interleaved(
+        &self,
+        path: VectorPath,
+        input: Option<&[Complex32]>,
+        out: &mut [Complex32],
+        conj: bool,
+        scratch: &mut [T],
+    ) {
+        let n = self.n;
+        assert!(out.len() == n && input.is_none_or(|i| i.len() == n));
+        assert!(scratch.len() >= 4 * n);
+        let dst = out.as_mut_ptr();
+        let io = Io::Interleaved {
+            src: input.map_or(dst as *const Complex32, |i| i.as_ptr()),
+            dst,
+            conj,
+            scratch: scratch.as_mut_ptr(),
+        };
+        // SAFETY: n values at src and dst, 4n in scratch (checked above); the scratch is
+        // borrowed apart from both.
+        unsafe { dispatch(self, path, io) }
+    }
+
+    /// [`Stockham::forward`] with the copy of the loops for `path` (a test hook: every
+    /// path gives the same bits).
+    pub(crate) fn forward_with_path(
+        &self,
+        path: VectorPath,
+        re: &mut [T],
+        im: &mut [T],
+        scratch_re: &mut [T],
+        scratch_im: &mut [T],
+    ) {
+        let n = self.n;
+        assert!(re.len() == n && im.len() == n && scratch_re.len() == n && scratch_im.len() == n);
+        let io = Io::Split {
+            re: re.as_mut_ptr(),
+            im: im.as_mut_ptr(),
+            sre: scratch_re.as_mut_ptr(),
+            sim: scratch_im.as_mut_ptr(),
+        };
+        // SAFETY: four distinct buffers of n values (checked above).
+        unsafe { dispatch(self, path, io) }
+    }
 }
 
-/// Runs the stages on the widest vector unit of this CPU. Every copy compiles the same
-/// scalar code (no FMA is ever requested), so they give the same bits.
+/// Runs the stages on the widest vector unit of this CPU (split buffers in and out).
 fn execute<T: FftScalar>(
     plan: &Stockham<T>,
     re: &mut [T],
@@ -105,42 +161,904 @@ fn execute<T: FftScalar>(
     sre: &mut [T],
     sim: &mut [T],
 ) {
+    let n = plan.n;
+    assert!(re.len() == n && im.len() == n && sre.len() == n && sim.len() == n);
+    let io = Io::Split {
+        re: re.as_mut_ptr(),
+        im: im.as_mut_ptr(),
+        sre: sre.as_mut_ptr(),
+        sim: sim.as_mut_ptr(),
+    };
+    // SAFETY: four distinct buffers of n values (checked above).
+    unsafe { dispatch(plan, best_path(), io) }
+}
+
+/// The widest vector path of this CPU, detected once.
+pub(crate) fn best_path() -> VectorPath {
+    static PATH: std::sync::OnceLock<VectorPath> = std::sync::OnceLock::new();
+    *PATH.get_or_init(VectorPath::detect)
+}
+
+/// Where a transform reads its input and leaves its output.
+#[derive(Clone, Copy)]
+enum Io<T> {
+    /// (re, im) in, (re, im) out, (sre, sim) the other buffer pair (all n long).
+    Split {
+        re: *mut T,
+        im: *mut T,
+        sre: *mut T,
+        sim: *mut T,
+    },
+    /// `src` (n interleaved values, conjugated on the way in when `conj`) to `dst` (n
+    /// values, rounded to f32, conjugated when `conj`, NaNs canonical); `src` may equal
+    /// `dst`. `scratch` holds 4n values (two buffer pairs).
+    Interleaved {
+        src: *const Complex32,
+        dst: *mut Complex32,
+        conj: bool,
+        scratch: *mut T,
+    },
+}
+
+/// Runs `io` with the copy of the stage loops for `path` (falling back to the baseline
+/// when the CPU lacks the features). Only the vector width differs between the copies.
+///
+/// # Safety
+/// The pointers of `io` are valid for n values as described on [`Io`], and only `src`
+/// and `dst` may overlap.
+unsafe fn dispatch<T: FftScalar>(plan: &Stockham<T>, path: VectorPath, io: Io<T>) {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has AVX-512F (checked above).
-            return unsafe { execute_avx512(plan, re, im, sre, sim) };
-        }
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked above).
-            return unsafe { execute_avx2(plan, re, im, sre, sim) };
+        let best = VectorPath::detect();
+        match path {
+            // SAFETY: the CPU has the features (checked by `detect`).
+            VectorPath::Avx512 if best == VectorPath::Avx512 => unsafe {
+                return execute_avx512(plan, io);
+            },
+            VectorPath::Avx2 if best != VectorPath::Baseline => unsafe {
+                return execute_avx2(plan, io);
+            },
+            _ => {}
         }
     }
-    execute_portable(plan, re, im, sre, sim)
+    let _ = path;
+    // SAFETY: as for this function.
+    unsafe { execute_lanes(plan, io, 16) }
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx2")]
-unsafe fn execute_avx512<T: FftScalar>(
-    plan: &Stockham<T>,
-    re: &mut [T],
-    im: &mut [T],
-    sre: &mut [T],
-    sim: &mut [T],
-) {
-    execute_portable(plan, re, im, sre, sim)
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2")]
+unsafe fn execute_avx512<T: FftScalar>(plan: &Stockham<T>, io: Io<T>) {
+    // SAFETY: as for `dispatch`.
+    unsafe { execute_lanes(plan, io, 64) }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn execute_avx2<T: FftScalar>(
-    plan: &Stockham<T>,
-    re: &mut [T],
-    im: &mut [T],
-    sre: &mut [T],
-    sim: &mut [T],
+unsafe fn execute_avx2<T: FftScalar>(plan: &Stockham<T>, io: Io<T>) {
+    // SAFETY: as for `dispatch`.
+    unsafe { execute_lanes(plan, io, 32) }
+}
+
+/// The stages with vectors of at most `bytes` (fewer lanes when the transform is short:
+/// the lane count must divide every stride n / R, and n / 8 >= 4); the Ozaki stages and
+/// transforms shorter than 32 run the scalar loops.
+#[inline(always)]
+unsafe fn execute_lanes<T: FftScalar>(plan: &Stockham<T>, io: Io<T>, bytes: usize) {
+    let n = plan.n;
+    if plan.ozaki_w8.is_some() || n < 32 {
+        // SAFETY: as for `dispatch`.
+        return unsafe { execute_scalar(plan, io) };
+    }
+    let any = plan as &dyn std::any::Any;
+    // SAFETY (both arms): as for `dispatch`; each vector type's lane count divides n / 8
+    // and the copy being compiled has its instructions (AVX-512 for 64 bytes, AVX for 32,
+    // SSE2, part of x86-64, for 16).
+    if let Some(p) = any.downcast_ref::<Stockham<f32>>() {
+        let io = io.cast::<f32>();
+        let w = (bytes / 4).min(n / 8);
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            match w {
+                16 => run::<f32, x86::F32x16>(p, io),
+                8 => run::<f32, x86::F32x8>(p, io),
+                _ => run::<f32, x86::F32x4>(p, io),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        unsafe {
+            let _ = w;
+            run::<f32, V<f32, 4>>(p, io)
+        }
+    } else if let Some(p) = any.downcast_ref::<Stockham<f64>>() {
+        let io = io.cast::<f64>();
+        let w = (bytes / 8).min(n / 8);
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            match w {
+                8 => run::<f64, x86::F64x8>(p, io),
+                4 => run::<f64, x86::F64x4>(p, io),
+                _ => run::<f64, x86::F64x2>(p, io),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        unsafe {
+            let _ = w;
+            run::<f64, V<f64, 2>>(p, io)
+        }
+    } else {
+        unreachable!("FftScalar is f32 or f64")
+    }
+}
+
+impl<T> Io<T> {
+    /// The same pointers as another element type (T is that type; see execute_lanes).
+    fn cast<U>(self) -> Io<U> {
+        match self {
+            Io::Split { re, im, sre, sim } => Io::Split {
+                re: re as *mut U,
+                im: im as *mut U,
+                sre: sre as *mut U,
+                sim: sim as *mut U,
+            },
+            Io::Interleaved {
+                src,
+                dst,
+                conj,
+                scratch,
+            } => Io::Interleaved {
+                src,
+                dst,
+                conj,
+                scratch: scratch as *mut U,
+            },
+        }
+    }
+}
+
+/// The scalar stage loops (Ozaki, and n < 32), on split buffers.
+#[inline(always)]
+unsafe fn execute_scalar<T: FftScalar>(plan: &Stockham<T>, io: Io<T>) {
+    let n = plan.n;
+    // SAFETY (whole function): the pointers are valid for n values (or 4n for scratch).
+    unsafe {
+        match io {
+            Io::Split { re, im, sre, sim } => execute_portable(
+                plan,
+                std::slice::from_raw_parts_mut(re, n),
+                std::slice::from_raw_parts_mut(im, n),
+                std::slice::from_raw_parts_mut(sre, n),
+                std::slice::from_raw_parts_mut(sim, n),
+            ),
+            Io::Interleaved {
+                src,
+                dst,
+                conj,
+                scratch,
+            } => {
+                let s = std::slice::from_raw_parts_mut(scratch, 4 * n);
+                let (re, rest) = s.split_at_mut(n);
+                let (im, rest) = rest.split_at_mut(n);
+                let (sre, sim) = rest.split_at_mut(n);
+                for j in 0..n {
+                    let z = *src.add(j);
+                    re[j] = T::from_f32(z.re);
+                    im[j] = T::from_f32(if conj { -z.im } else { z.im });
+                }
+                execute_portable(plan, re, im, sre, sim);
+                for j in 0..n {
+                    let (a, b) = (re[j].to_f32(), im[j].to_f32());
+                    *dst.add(j) =
+                        Complex32::new(canonical(a), canonical(if conj { -b } else { b }));
+                }
+            }
+        }
+    }
+}
+
+/// The vector stage loops with vectors L: stage s reads one buffer pair and writes the
+/// other; under `Io::Interleaved` the first stage reads the interleaved input (the
+/// conversion to split arrays is fused into it) and the last writes the interleaved
+/// output.
+#[inline(always)]
+unsafe fn run<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
+    let n = plan.n;
+    let last = plan.stages.len() - 1;
+    assert!(last >= 1 && plan.stages[0].radix == 8 && (n / 8).is_multiple_of(L::W));
+    let (a, b) = match io {
+        Io::Split { re, im, sre, sim } => ((re, im), (sre, sim)),
+        // SAFETY: scratch holds 4n values.
+        Io::Interleaved { scratch, .. } => unsafe {
+            (
+                (scratch, scratch.add(n)),
+                (scratch.add(2 * n), scratch.add(3 * n)),
+            )
+        },
+    };
+    for (s, st) in plan.stages.iter().enumerate() {
+        let (from, to) = if s % 2 == 0 { (a, b) } else { (b, a) };
+        let split_src = SplitSrc {
+            re: from.0 as *const T,
+            im: from.1 as *const T,
+        };
+        let split_dst = SplitDst { re: to.0, im: to.1 };
+        // SAFETY (all stages): each buffer is n long; src and dst are different pairs, or
+        // the interleaved input and the scratch.
+        unsafe {
+            match io {
+                Io::Interleaved { src, conj, .. } if s == 0 => {
+                    stage_v::<T, 8, L, _, _>(st, n, &CxSrc { p: src, conj }, &split_dst)
+                }
+                Io::Interleaved { dst, conj, .. } if s == last => {
+                    stage_r::<T, L, _, _>(st, n, &split_src, &CxDst { p: dst, conj })
+                }
+                _ => stage_r::<T, L, _, _>(st, n, &split_src, &split_dst),
+            }
+        }
+    }
+    if let Io::Split { re, im, sre, sim } = io
+        && plan.stages.len() % 2 == 1
+    {
+        // SAFETY: distinct buffers of n values.
+        unsafe {
+            std::ptr::copy_nonoverlapping(sre, re, n);
+            std::ptr::copy_nonoverlapping(sim, im, n);
+        }
+    }
+}
+
+/// One vector stage of the stage's radix.
+#[inline(always)]
+unsafe fn stage_r<T: FftScalar, L: Lanes<T>, S: Source<T, L>, D: Sink<T, L>>(
+    st: &Stage<T>,
+    n: usize,
+    src: &S,
+    dst: &D,
 ) {
-    execute_portable(plan, re, im, sre, sim)
+    // SAFETY: as for stage_v.
+    unsafe {
+        match st.radix {
+            8 => stage_v::<T, 8, L, S, D>(st, n, src, dst),
+            4 => stage_v::<T, 4, L, S, D>(st, n, src, dst),
+            2 => stage_v::<T, 2, L, S, D>(st, n, src, dst),
+            r => unreachable!("radix {r}"),
+        }
+    }
+}
+
+/// Most lanes of any vector type (64 bytes of f32).
+const MAX_LANES: usize = 16;
+
+/// A vector of `W` values of T. Its +, -, * and negation apply the scalar IEEE operation
+/// to every lane (never fused), so each lane computes exactly the scalar DAG: the vector
+/// width changes the speed, never a bit.
+pub(crate) trait Lanes<T: FftScalar>: Arith {
+    const W: usize;
+    /// W values from `p` (no alignment needed).
+    unsafe fn load(p: *const T) -> Self;
+    /// The W lanes to `p`.
+    unsafe fn store(self, p: *mut T);
+    /// A lane-by-lane copy from memory (for the permutations; not a hot path per value).
+    #[inline(always)]
+    fn from_lanes(x: &[T; MAX_LANES]) -> Self {
+        // SAFETY: W <= MAX_LANES.
+        unsafe { Self::load(x.as_ptr()) }
+    }
+    #[inline(always)]
+    fn to_lanes(self) -> [T; MAX_LANES] {
+        let mut x = [T::ZERO; MAX_LANES];
+        // SAFETY: W <= MAX_LANES.
+        unsafe { self.store(x.as_mut_ptr()) };
+        x
+    }
+    /// The first halves of self and o as blocks of G lanes, interleaved:
+    /// [s_0, o_0, s_1, o_1, ..] (blocks). A pure permutation of lanes.
+    #[inline(always)]
+    fn zip_lo<const G: usize>(self, o: Self) -> Self {
+        zip_lanes::<T, Self, G>(self, o, 0)
+    }
+    /// The second halves, interleaved the same way.
+    #[inline(always)]
+    fn zip_hi<const G: usize>(self, o: Self) -> Self {
+        zip_lanes::<T, Self, G>(self, o, Self::W / G / 2)
+    }
+    /// W interleaved complex values from `p`, converted to T (exact), im negated when
+    /// `conj` (exact).
+    #[inline(always)]
+    unsafe fn load_cx(p: *const Complex32, conj: bool) -> Cx<Self> {
+        let (mut re, mut im) = ([T::ZERO; MAX_LANES], [T::ZERO; MAX_LANES]);
+        for l in 0..Self::W {
+            // SAFETY: the caller's.
+            let z = unsafe { *p.add(l) };
+            re[l] = T::from_f32(z.re);
+            im[l] = T::from_f32(if conj { -z.im } else { z.im });
+        }
+        Cx::new(Self::from_lanes(&re), Self::from_lanes(&im))
+    }
+    /// The W lanes to `p` as interleaved complex values: rounded once to f32, im negated
+    /// when `conj`, then NaNs made canonical.
+    #[inline(always)]
+    unsafe fn store_cx(p: *mut Complex32, v: Cx<Self>, conj: bool) {
+        let (re, im) = (v.re.to_lanes(), v.im.to_lanes());
+        for l in 0..Self::W {
+            let (a, b) = (re[l].to_f32(), im[l].to_f32());
+            let z = Complex32::new(canonical(a), canonical(if conj { -b } else { b }));
+            // SAFETY: the caller's.
+            unsafe { *p.add(l) = z };
+        }
+    }
+}
+
+/// Lanes [from c0 on] of a and o as blocks of G, interleaved (see `Lanes::zip_lo`).
+#[inline(always)]
+fn zip_lanes<T: FftScalar, L: Lanes<T>, const G: usize>(a: L, o: L, c0: usize) -> L {
+    let (a, o) = (a.to_lanes(), o.to_lanes());
+    let mut r = [T::ZERO; MAX_LANES];
+    for x in 0..L::W {
+        let (c, t) = (c0 + x / (2 * G), x % (2 * G));
+        r[x] = if t < G {
+            a[c * G + t]
+        } else {
+            o[c * G + t - G]
+        };
+    }
+    L::from_lanes(&r)
+}
+
+/// Lanes as a plain array (the copy for targets without the x86 types below).
+#[derive(Clone, Copy)]
+#[allow(dead_code)]
+pub(crate) struct V<T, const W: usize>([T; W]);
+
+macro_rules! lane_op {
+    ($tr:ident, $f:ident, $op:tt) => {
+        impl<T: FftScalar, const W: usize> std::ops::$tr for V<T, W> {
+            type Output = Self;
+            #[inline(always)]
+            fn $f(self, o: Self) -> Self {
+                let mut r = self.0;
+                for l in 0..W {
+                    r[l] = r[l] $op o.0[l];
+                }
+                V(r)
+            }
+        }
+    };
+}
+lane_op!(Add, add, +);
+lane_op!(Sub, sub, -);
+lane_op!(Mul, mul, *);
+
+impl<T: FftScalar, const W: usize> std::ops::Neg for V<T, W> {
+    type Output = Self;
+    #[inline(always)]
+    fn neg(self) -> Self {
+        let mut r = self.0;
+        for x in r.iter_mut() {
+            *x = -*x;
+        }
+        V(r)
+    }
+}
+
+impl<T: FftScalar, const W: usize> Arith for V<T, W> {
+    const W8_C: Self = V([T::FRAC_1_SQRT_2; W]);
+}
+
+impl<T: FftScalar, const W: usize> Lanes<T> for V<T, W> {
+    const W: usize = W;
+    #[inline(always)]
+    unsafe fn load(p: *const T) -> Self {
+        // SAFETY: the caller's.
+        V(unsafe { std::ptr::read_unaligned(p as *const [T; W]) })
+    }
+    #[inline(always)]
+    unsafe fn store(self, p: *mut T) {
+        // SAFETY: the caller's.
+        unsafe { std::ptr::write_unaligned(p as *mut [T; W], self.0) }
+    }
+}
+
+/// SSE2, AVX and AVX-512 vectors of f32 and f64. The operations are the IEEE vector
+/// add / sub / mul (the same roundings as the scalar ones) and negation as a flip of the
+/// sign bit (what scalar negation is). They are `#[inline(always)]` wrappers, used only
+/// inside the `#[target_feature]` copies that have the instructions.
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{Arith, Cx, Lanes};
+    use num_complex::Complex32;
+    use std::arch::x86_64::*;
+
+    macro_rules! simd {
+        ($name:ident, $t:ty, $w:expr, $v:ty, $add:ident, $sub:ident, $mul:ident,
+         $neg:expr, { $($extra:tt)* }) => {
+            #[derive(Clone, Copy)]
+            pub(crate) struct $name($v);
+
+            impl std::ops::Add for $name {
+                type Output = Self;
+                #[inline(always)]
+                fn add(self, o: Self) -> Self {
+                    // SAFETY: compiled into copies with the instruction set (module doc).
+                    $name(unsafe { $add(self.0, o.0) })
+                }
+            }
+            impl std::ops::Sub for $name {
+                type Output = Self;
+                #[inline(always)]
+                fn sub(self, o: Self) -> Self {
+                    // SAFETY: as for add.
+                    $name(unsafe { $sub(self.0, o.0) })
+                }
+            }
+            impl std::ops::Mul for $name {
+                type Output = Self;
+                #[inline(always)]
+                fn mul(self, o: Self) -> Self {
+                    // SAFETY: as for add.
+                    $name(unsafe { $mul(self.0, o.0) })
+                }
+            }
+            impl std::ops::Neg for $name {
+                type Output = Self;
+                #[inline(always)]
+                fn neg(self) -> Self {
+                    let f: fn($v) -> $v = $neg;
+                    $name(f(self.0))
+                }
+            }
+            impl Arith for $name {
+                // SAFETY: a vector type is its lanes' bits.
+                const W8_C: Self = $name(unsafe {
+                    std::mem::transmute::<[$t; $w], $v>([<$t as Arith>::W8_C; $w])
+                });
+            }
+            impl Lanes<$t> for $name {
+                const W: usize = $w;
+                #[inline(always)]
+                unsafe fn load(p: *const $t) -> Self {
+                    // SAFETY: the caller's (a plain unaligned read of the vector's bytes).
+                    $name(unsafe { std::ptr::read_unaligned(p as *const $v) })
+                }
+                #[inline(always)]
+                unsafe fn store(self, p: *mut $t) {
+                    // SAFETY: the caller's.
+                    unsafe { std::ptr::write_unaligned(p as *mut $v, self.0) }
+                }
+                $($extra)*
+            }
+        };
+    }
+
+    // Negation: xor with the sign bit (-0.0), lane by lane, exactly scalar `-x`.
+    simd!(
+        F32x16,
+        f32,
+        16,
+        __m512,
+        _mm512_add_ps,
+        _mm512_sub_ps,
+        _mm512_mul_ps,
+        |x| unsafe { xor_sign_ps(x) },
+        {
+            #[inline(always)]
+            fn zip_lo<const G: usize>(self, o: Self) -> Self {
+                // SAFETY: AVX-512F (module doc).
+                unsafe { F32x16(_mm512_permutex2var_ps(self.0, zip_index::<G>(0), o.0)) }
+            }
+            #[inline(always)]
+            fn zip_hi<const G: usize>(self, o: Self) -> Self {
+                // SAFETY: AVX-512F (module doc).
+                unsafe { F32x16(_mm512_permutex2var_ps(self.0, zip_index::<G>(8 / G), o.0)) }
+            }
+            #[inline(always)]
+            unsafe fn load_cx(p: *const Complex32, conj: bool) -> Cx<Self> {
+                // SAFETY: 16 complex values at p (the caller's); AVX-512F.
+                unsafe {
+                    let a = std::ptr::read_unaligned(p as *const __m512);
+                    let b = std::ptr::read_unaligned((p as *const __m512).add(1));
+                    let even = _mm512_setr_epi32(
+                        0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30,
+                    );
+                    let odd = _mm512_setr_epi32(
+                        1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31,
+                    );
+                    let re = _mm512_permutex2var_ps(a, even, b);
+                    let im = _mm512_permutex2var_ps(a, odd, b);
+                    Cx::new(F32x16(re), F32x16(if conj { xor_sign_ps(im) } else { im }))
+                }
+            }
+            #[inline(always)]
+            unsafe fn store_cx(p: *mut Complex32, v: Cx<Self>, conj: bool) {
+                // SAFETY: room for 16 complex values at p (the caller's); AVX-512F.
+                unsafe {
+                    let nan = _mm512_castsi512_ps(_mm512_set1_epi32(0x7FC0_0000));
+                    let canon = |x: __m512| {
+                        _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x), nan)
+                    };
+                    let re = canon(v.re.0);
+                    let im = canon(if conj { xor_sign_ps(v.im.0) } else { v.im.0 });
+                    let lo = _mm512_permutex2var_ps(re, zip_index::<1>(0), im);
+                    let hi = _mm512_permutex2var_ps(re, zip_index::<1>(8), im);
+                    std::ptr::write_unaligned(p as *mut __m512, lo);
+                    std::ptr::write_unaligned((p as *mut __m512).add(1), hi);
+                }
+            }
+        }
+    );
+    simd!(
+        F32x8,
+        f32,
+        8,
+        __m256,
+        _mm256_add_ps,
+        _mm256_sub_ps,
+        _mm256_mul_ps,
+        |x| unsafe { _mm256_xor_ps(x, _mm256_set1_ps(-0.0)) },
+        {
+            #[inline(always)]
+            fn zip_lo<const G: usize>(self, o: Self) -> Self {
+                if G != 1 {
+                    return super::zip_lanes::<f32, Self, G>(self, o, 0);
+                }
+                // SAFETY: AVX (module doc).
+                unsafe {
+                    let (l, h) = (
+                        _mm256_unpacklo_ps(self.0, o.0),
+                        _mm256_unpackhi_ps(self.0, o.0),
+                    );
+                    F32x8(_mm256_permute2f128_ps::<0x20>(l, h))
+                }
+            }
+            #[inline(always)]
+            fn zip_hi<const G: usize>(self, o: Self) -> Self {
+                if G != 1 {
+                    return super::zip_lanes::<f32, Self, G>(self, o, 8 / G / 2);
+                }
+                // SAFETY: AVX (module doc).
+                unsafe {
+                    let (l, h) = (
+                        _mm256_unpacklo_ps(self.0, o.0),
+                        _mm256_unpackhi_ps(self.0, o.0),
+                    );
+                    F32x8(_mm256_permute2f128_ps::<0x31>(l, h))
+                }
+            }
+        }
+    );
+    simd!(
+        F32x4,
+        f32,
+        4,
+        __m128,
+        _mm_add_ps,
+        _mm_sub_ps,
+        _mm_mul_ps,
+        |x| unsafe { _mm_xor_ps(x, _mm_set1_ps(-0.0)) },
+        {
+            #[inline(always)]
+            fn zip_lo<const G: usize>(self, o: Self) -> Self {
+                if G != 1 {
+                    return super::zip_lanes::<f32, Self, G>(self, o, 0);
+                }
+                // SAFETY: SSE (x86-64 baseline).
+                F32x4(unsafe { _mm_unpacklo_ps(self.0, o.0) })
+            }
+            #[inline(always)]
+            fn zip_hi<const G: usize>(self, o: Self) -> Self {
+                if G != 1 {
+                    return super::zip_lanes::<f32, Self, G>(self, o, 4 / G / 2);
+                }
+                // SAFETY: SSE (x86-64 baseline).
+                F32x4(unsafe { _mm_unpackhi_ps(self.0, o.0) })
+            }
+        }
+    );
+    simd!(
+        F64x8,
+        f64,
+        8,
+        __m512d,
+        _mm512_add_pd,
+        _mm512_sub_pd,
+        _mm512_mul_pd,
+        |x| unsafe {
+            _mm512_castsi512_pd(_mm512_xor_si512(
+                _mm512_castpd_si512(x),
+                _mm512_set1_epi64(i64::MIN),
+            ))
+        },
+        {
+            #[inline(always)]
+            fn zip_lo<const G: usize>(self, o: Self) -> Self {
+                // SAFETY: AVX-512F (module doc).
+                unsafe { F64x8(_mm512_permutex2var_pd(self.0, zip_index_pd::<G>(0), o.0)) }
+            }
+            #[inline(always)]
+            fn zip_hi<const G: usize>(self, o: Self) -> Self {
+                // SAFETY: AVX-512F (module doc).
+                unsafe {
+                    F64x8(_mm512_permutex2var_pd(
+                        self.0,
+                        zip_index_pd::<G>(4 / G),
+                        o.0,
+                    ))
+                }
+            }
+        }
+    );
+    simd!(
+        F64x4,
+        f64,
+        4,
+        __m256d,
+        _mm256_add_pd,
+        _mm256_sub_pd,
+        _mm256_mul_pd,
+        |x| unsafe { _mm256_xor_pd(x, _mm256_set1_pd(-0.0)) },
+        {
+            #[inline(always)]
+            fn zip_lo<const G: usize>(self, o: Self) -> Self {
+                if G != 1 {
+                    return super::zip_lanes::<f64, Self, G>(self, o, 0);
+                }
+                // SAFETY: AVX (module doc).
+                unsafe {
+                    let (l, h) = (
+                        _mm256_unpacklo_pd(self.0, o.0),
+                        _mm256_unpackhi_pd(self.0, o.0),
+                    );
+                    F64x4(_mm256_permute2f128_pd::<0x20>(l, h))
+                }
+            }
+            #[inline(always)]
+            fn zip_hi<const G: usize>(self, o: Self) -> Self {
+                if G != 1 {
+                    return super::zip_lanes::<f64, Self, G>(self, o, 4 / G / 2);
+                }
+                // SAFETY: AVX (module doc).
+                unsafe {
+                    let (l, h) = (
+                        _mm256_unpacklo_pd(self.0, o.0),
+                        _mm256_unpackhi_pd(self.0, o.0),
+                    );
+                    F64x4(_mm256_permute2f128_pd::<0x31>(l, h))
+                }
+            }
+        }
+    );
+    simd!(
+        F64x2,
+        f64,
+        2,
+        __m128d,
+        _mm_add_pd,
+        _mm_sub_pd,
+        _mm_mul_pd,
+        |x| unsafe { _mm_xor_pd(x, _mm_set1_pd(-0.0)) },
+        {
+            #[inline(always)]
+            fn zip_lo<const G: usize>(self, o: Self) -> Self {
+                if G != 1 {
+                    return super::zip_lanes::<f64, Self, G>(self, o, 0);
+                }
+                // SAFETY: SSE2 (x86-64 baseline).
+                F64x2(unsafe { _mm_unpacklo_pd(self.0, o.0) })
+            }
+            #[inline(always)]
+            fn zip_hi<const G: usize>(self, o: Self) -> Self {
+                if G != 1 {
+                    return super::zip_lanes::<f64, Self, G>(self, o, 1);
+                }
+                // SAFETY: SSE2 (x86-64 baseline).
+                F64x2(unsafe { _mm_unpackhi_pd(self.0, o.0) })
+            }
+        }
+    );
+
+    /// -x lane by lane (the sign bit flipped), AVX-512F.
+    #[inline(always)]
+    unsafe fn xor_sign_ps(x: __m512) -> __m512 {
+        // SAFETY: AVX-512F (the caller's).
+        unsafe {
+            _mm512_castsi512_ps(_mm512_xor_si512(
+                _mm512_castps_si512(x),
+                _mm512_set1_epi32(i32::MIN),
+            ))
+        }
+    }
+
+    /// permutex2var indices interleaving blocks of G lanes of two 16-lane vectors, from
+    /// block c0 of each on.
+    #[inline(always)]
+    fn zip_index<const G: usize>(c0: usize) -> __m512i {
+        let idx: [i32; 16] = std::array::from_fn(|x| {
+            let (c, t) = (c0 + x / (2 * G), x % (2 * G));
+            (if t < G { c * G + t } else { 16 + c * G + t - G }) as i32
+        });
+        // SAFETY: 16 i32 are the vector's bits.
+        unsafe { std::mem::transmute::<[i32; 16], __m512i>(idx) }
+    }
+
+    /// The same for two 8-lane f64 vectors.
+    #[inline(always)]
+    fn zip_index_pd<const G: usize>(c0: usize) -> __m512i {
+        let idx: [i64; 8] = std::array::from_fn(|x| {
+            let (c, t) = (c0 + x / (2 * G), x % (2 * G));
+            (if t < G { c * G + t } else { 8 + c * G + t - G }) as i64
+        });
+        // SAFETY: 8 i64 are the vector's bits.
+        unsafe { std::mem::transmute::<[i64; 8], __m512i>(idx) }
+    }
+}
+
+/// Where a stage reads: L::W consecutive complex values from index `at`.
+trait Source<T: FftScalar, L: Lanes<T>> {
+    unsafe fn load(&self, at: usize) -> Cx<L>;
+}
+
+/// Where a stage writes: L::W consecutive complex values at index `at`.
+trait Sink<T: FftScalar, L: Lanes<T>> {
+    unsafe fn store(&self, at: usize, v: Cx<L>);
+}
+
+struct SplitSrc<T> {
+    re: *const T,
+    im: *const T,
+}
+
+impl<T: FftScalar, L: Lanes<T>> Source<T, L> for SplitSrc<T> {
+    #[inline(always)]
+    unsafe fn load(&self, at: usize) -> Cx<L> {
+        // SAFETY: the caller's (at + W <= n).
+        unsafe { Cx::new(L::load(self.re.add(at)), L::load(self.im.add(at))) }
+    }
+}
+
+struct SplitDst<T> {
+    re: *mut T,
+    im: *mut T,
+}
+
+impl<T: FftScalar, L: Lanes<T>> Sink<T, L> for SplitDst<T> {
+    #[inline(always)]
+    unsafe fn store(&self, at: usize, v: Cx<L>) {
+        // SAFETY: the caller's (at + W <= n).
+        unsafe {
+            v.re.store(self.re.add(at));
+            v.im.store(self.im.add(at));
+        }
+    }
+}
+
+/// The interleaved f32 input, converted to T (exact) and conjugated (exact) on loading.
+struct CxSrc {
+    p: *const Complex32,
+    conj: bool,
+}
+
+impl<T: FftScalar, L: Lanes<T>> Source<T, L> for CxSrc {
+    #[inline(always)]
+    unsafe fn load(&self, at: usize) -> Cx<L> {
+        // SAFETY: the caller's (at + W <= n).
+        unsafe { L::load_cx(self.p.add(at), self.conj) }
+    }
+}
+
+/// The interleaved f32 output: rounded once to f32, conjugated, NaNs made canonical.
+struct CxDst {
+    p: *mut Complex32,
+    conj: bool,
+}
+
+impl<T: FftScalar, L: Lanes<T>> Sink<T, L> for CxDst {
+    #[inline(always)]
+    unsafe fn store(&self, at: usize, v: Cx<L>) {
+        // SAFETY: the caller's (at + W <= n).
+        unsafe { L::store_cx(self.p.add(at), v, self.conj) }
+    }
+}
+
+/// The R vectors as R x (W / G) blocks of G lanes, transposed: afterwards vector q holds
+/// blocks q (W / G) .. (q + 1) (W / G) of the sequence (block c of input r at c R + r).
+/// log2 R rounds of pairing r with r + R/2 (a perfect shuffle each).
+#[inline(always)]
+fn transpose<T: FftScalar, L: Lanes<T>, const R: usize, const G: usize>(v: &mut [Cx<L>; R]) {
+    let mut h = R;
+    while h > 1 {
+        let old = *v;
+        for m in 0..R / 2 {
+            let (a, b) = (old[m], old[m + R / 2]);
+            v[2 * m] = Cx::new(a.re.zip_lo::<G>(b.re), a.im.zip_lo::<G>(b.im));
+            v[2 * m + 1] = Cx::new(a.re.zip_hi::<G>(b.re), a.im.zip_hi::<G>(b.im));
+        }
+        h /= 2;
+    }
+}
+
+/// One stage on W = L::W lanes (module comment for the index map): lanes are W
+/// consecutive butterflies i, whose loads are contiguous. When ns >= W the lanes share k
+/// and their stores are contiguous too; when ns < W (ns divides W), the W butterflies'
+/// R W outputs form one contiguous block of dst, permuted before it is stored.
+///
+/// # Safety
+/// `src` and `dst` are valid for n complex values and do not overlap; W divides n / R.
+#[inline(always)]
+unsafe fn stage_v<T: FftScalar, const R: usize, L: Lanes<T>, S, D>(
+    st: &Stage<T>,
+    n: usize,
+    src: &S,
+    dst: &D,
+) where
+    S: Source<T, L>,
+    D: Sink<T, L>,
+{
+    debug_assert_eq!(st.radix, R);
+    let w = L::W;
+    let stride = n / R;
+    let ns = st.ns;
+    debug_assert!(stride.is_multiple_of(w));
+    let (twr, twi) = (st.tw_re.as_ptr(), st.tw_im.as_ptr());
+    if ns >= w {
+        for k in 0..stride / ns {
+            for j in (0..ns).step_by(w) {
+                let i = k * ns + j;
+                // SAFETY: i + r stride + W <= n; twiddle indices (r - 1) ns + j + W <=
+                // (R - 1) ns, the table's length; outputs k ns R + r ns + j + W <= n.
+                unsafe {
+                    let mut v: [Cx<L>; R] = std::array::from_fn(|r| src.load(i + r * stride));
+                    if ns > 1 {
+                        for (r, x) in v.iter_mut().enumerate().skip(1) {
+                            let at = (r - 1) * ns + j;
+                            *x = x.mul(Cx::new(L::load(twr.add(at)), L::load(twi.add(at))));
+                        }
+                    }
+                    dft::<L, R>(&mut v);
+                    let o = k * ns * R + j;
+                    for (r, x) in v.into_iter().enumerate() {
+                        dst.store(o + r * ns, x);
+                    }
+                }
+            }
+        }
+    } else {
+        // The twiddles of lane l are those of j = l mod ns (the block start is a multiple
+        // of W, hence of ns).
+        let tw: [Cx<L>; R] = std::array::from_fn(|r| {
+            let (mut re, mut im) = ([T::ZERO; MAX_LANES], [T::ZERO; MAX_LANES]);
+            if r > 0 && ns > 1 {
+                for l in 0..w {
+                    re[l] = st.tw_re[(r - 1) * ns + l % ns];
+                    im[l] = st.tw_im[(r - 1) * ns + l % ns];
+                }
+            }
+            Cx::new(L::from_lanes(&re), L::from_lanes(&im))
+        });
+        for base in (0..stride).step_by(w) {
+            // SAFETY: base + r stride + W <= n; the block base R .. (base + W) R is in dst.
+            unsafe {
+                let mut v: [Cx<L>; R] = std::array::from_fn(|r| src.load(base + r * stride));
+                if ns > 1 {
+                    for (x, t) in v.iter_mut().zip(tw.iter()).skip(1) {
+                        *x = x.mul(*t);
+                    }
+                }
+                dft::<L, R>(&mut v);
+                // Butterfly base + g ns + jj (k = base / ns + g) writes output r to
+                // dst[k ns R + r ns + jj] = dst[base R + g ns R + r ns + jj]: a transpose
+                // of R x (W / ns) blocks of ns lanes, log2 R rounds of block zips.
+                match ns {
+                    1 => transpose::<T, L, R, 1>(&mut v),
+                    2 => transpose::<T, L, R, 2>(&mut v),
+                    4 => transpose::<T, L, R, 4>(&mut v),
+                    _ => transpose::<T, L, R, 8>(&mut v),
+                }
+                for (q, x) in v.into_iter().enumerate() {
+                    dst.store(base * R + q * w, x);
+                }
+            }
+        }
+    }
 }
 
 /// All stages, ping-ponging between the data and the scratch buffers; the result is
