@@ -22,4 +22,7 @@ pub(crate) mod scalar;
 pub mod stockham;
 pub mod twiddles;
 
+pub use crate::ops::fft::{
+    Norm, fft, fft_with, ifft, ifft_with, irfft, irfft_with, rfft, rfft_with,
+};
 pub use plan::{DFT_GEMM_MAX, FftPlan, MAX_LEN, Precision};

@@ -150,18 +150,8 @@ impl SlicedMatrix {
             return;
         }
         let e = scale_exponent(m);
-        // x * 2^(7 - e) in two exact power-of-two steps (7 - e may exceed 127).
-        let a = 7 - e;
-        let (a1, a2) = (a / 2, a - a / 2);
         let mut xd = [[0f32; 32]; SLICES];
-        for (c, &v) in x.iter().enumerate() {
-            let mut t = (v * pow2(a1)) * pow2(a2);
-            for d in xd.iter_mut() {
-                let r = rint(t);
-                d[c] = r;
-                t = (t - r) * 256.0;
-            }
-        }
+        split_vector(x, e, &mut xd);
         let h = (e - 14) / 2;
         let (s1, s2) = (pow2(e - 14 - h), pow2(h));
         for (row, o) in out.iter_mut().enumerate().take(self.rows) {
@@ -180,6 +170,48 @@ impl SlicedMatrix {
             *o = (acc * s1) * s2;
         }
     }
+}
+
+/// Cuts x (length <= 32, finite, scale exponent e of its max) into SLICES digit
+/// vectors `xd[i][..x.len()]` (module comment).
+#[inline(always)]
+fn split_vector(x: &[f32], e: i32, xd: &mut [[f32; 32]; SLICES]) {
+    // x * 2^(7 - e) in two exact power-of-two steps (7 - e may exceed 127).
+    let a = 7 - e;
+    let (a1, a2) = (a / 2, a - a / 2);
+    for (c, &v) in x.iter().enumerate() {
+        let mut t = (v * pow2(a1)) * pow2(a2);
+        for d in xd.iter_mut() {
+            let r = rint(t);
+            d[c] = r;
+            t = (t - r) * 256.0;
+        }
+    }
+}
+
+/// Test hook: the scale exponent e and the SLICES digit vectors that [`SlicedMatrix`]'s
+/// product cuts a vector x (length <= 32) into, by the same code; `None` when the max
+/// |x_k| is zero or not finite (the product does not slice those).
+#[doc(hidden)]
+pub fn slice_vector_for_tests(x: &[f32]) -> Option<(i32, Vec<Vec<f32>>)> {
+    assert!(x.len() <= 32);
+    let m = x
+        .iter()
+        .fold(0f32, |m, v| if v.abs() > m { v.abs() } else { m });
+    if x.iter().any(|v| !v.is_finite()) || m == 0.0 {
+        return None;
+    }
+    let e = scale_exponent(m);
+    let mut xd = [[0f32; 32]; SLICES];
+    split_vector(x, e, &mut xd);
+    Some((e, xd.iter().map(|d| d[..x.len()].to_vec()).collect()))
+}
+
+/// Test hook: the digit matrices of [`w8`] (SLICES of them, 16 x 16 row-major, on the
+/// real vector [re; im]).
+#[doc(hidden)]
+pub fn w8_digits_for_tests() -> Vec<Vec<f32>> {
+    w8().digits
 }
 
 /// The 8-point DFT matrix cut into slices, as the 16 x 16 real matrix on [re; im].

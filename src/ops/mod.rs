@@ -2,5 +2,6 @@
 
 pub(crate) mod buffer;
 pub mod elementwise;
+pub mod fft;
 pub(crate) mod layout;
 pub mod softmax;

@@ -1,0 +1,457 @@
+//! FFT candle ops over [`crate::fft::FftPlan`]: [`fft`], [`ifft`], [`rfft`], [`irfft`]
+//! (and `*_with` variants taking a [`Precision`]), with numpy's [`Norm`] conventions.
+//!
+//! # Layout
+//! Complex tensors are f32 tensors whose last dimension is 2, (re, im) interleaved, like
+//! `torch.view_as_real`. The transform runs over the second-to-last dimension (the last
+//! one for the real input of [`rfft`] and the real output of [`irfft`]), batched over all
+//! leading dimensions. Any layout is accepted (a strided input is gathered first).
+//!
+//! # Semantics (numpy.fft's, with the unnormalized transforms of [`FftPlan`])
+//! * `fft`: X_k = sum_j x_j exp(-2 pi i jk/n); `ifft`: the same with the + sign.
+//! * `rfft`: real (..., n) -> (..., n/2 + 1, 2), computed as the complex transform of
+//!   x + 0i, truncated to its first n/2 + 1 outputs (the others are their conjugates).
+//! * `irfft(x, n)`: (..., m, 2) -> real (..., n), n = 2 (m - 1) by default (numpy's). The
+//!   first n/2 + 1 inputs (zero-padded when m is smaller, extra ones ignored) are extended
+//!   Hermitian, X_{n-k} = conj(X_k), with the imaginary parts of X_0 and (n even) of the
+//!   Nyquist term X_{n/2} set to 0, as numpy does; the output is the real part of the
+//!   inverse complex transform.
+//! * [`Norm`]: `Backward` (default) leaves the forward transform unscaled and divides the
+//!   inverse by n; `Ortho` divides both by sqrt(n); `Forward` divides the forward by n and
+//!   leaves the inverse unscaled.
+//!
+//! # Scaling
+//! The scale is applied to the f32 outputs of the unnormalized transform as one IEEE
+//! division per value: `y / (n as f32)` (n is exact in f32: n <= 2^20 < 2^24) or, for
+//! `Ortho`, `y / (n as f32).sqrt()` (square root correctly rounded, an IEEE basic
+//! operation). A division, not a multiplication by a reciprocal, so that the result is
+//! the correctly rounded quotient of the transform's output and the same on every device.
+//!
+//! # Determinism
+//! Plans depend only on (n, precision) and are cached process-wide ([`cached_plan`]).
+//! Rows are independent: they are grouped into rayon tasks of a fixed size, and a row's
+//! bits never depend on the batch, its position in it or the thread count. Every NaN
+//! output is the canonical quiet NaN 0x7FC00000.
+
+use crate::fft::{FftPlan, MAX_LEN, Precision};
+use crate::ops::buffer;
+use crate::ops::layout::logical_elements;
+use candle_core::backend::BackendStorage;
+use candle_core::{CpuStorage, CustomOp1, DType, Error, Layout, Result, Shape, Tensor, bail};
+use num_complex::Complex32;
+use rayon::prelude::*;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::mem::MaybeUninit;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// numpy's normalization modes (`norm=` of `numpy.fft`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Norm {
+    /// Forward unscaled, inverse divided by n (numpy's default).
+    #[default]
+    Backward,
+    /// Both directions divided by sqrt(n).
+    Ortho,
+    /// Forward divided by n, inverse unscaled.
+    Forward,
+}
+
+/// Which transform an op computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FftKind {
+    /// Complex -> complex, sign -.
+    Fft,
+    /// Complex -> complex, sign +.
+    Ifft,
+    /// Real (..., n) -> complex (..., n/2 + 1, 2).
+    Rfft,
+    /// Complex (..., m, 2) -> real (..., n), Hermitian input.
+    Irfft,
+}
+
+impl FftKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FftKind::Fft => "fft",
+            FftKind::Ifft => "ifft",
+            FftKind::Rfft => "rfft",
+            FftKind::Irfft => "irfft",
+        }
+    }
+
+    /// Whether the transform has the + sign.
+    pub fn is_inverse(self) -> bool {
+        matches!(self, FftKind::Ifft | FftKind::Irfft)
+    }
+}
+
+/// The divisor of the outputs for a transform of length n in direction `kind` under
+/// `norm`, or `None` when the outputs are left unscaled. The outputs are `y / divisor`
+/// (IEEE division, see the module documentation); a CUDA path must do the same.
+pub fn norm_divisor(kind: FftKind, norm: Norm, n: usize) -> Option<f32> {
+    let nf = n as f32; // exact: n <= MAX_LEN = 2^20
+    match (norm, kind.is_inverse()) {
+        (Norm::Backward, false) | (Norm::Forward, true) => None,
+        (Norm::Backward, true) | (Norm::Forward, false) => Some(nf),
+        (Norm::Ortho, _) => Some(nf.sqrt()),
+    }
+}
+
+const CANONICAL_NAN: f32 = f32::from_bits(0x7FC0_0000);
+
+/// `v / d` (or v), NaN made canonical.
+#[inline(always)]
+fn scaled(v: f32, d: Option<f32>) -> f32 {
+    let y = match d {
+        Some(d) => v / d,
+        None => v,
+    };
+    if y.is_nan() { CANONICAL_NAN } else { y }
+}
+
+type PlanCache = Mutex<HashMap<(usize, Precision), Arc<FftPlan>>>;
+
+/// The plan for (n, precision), built on first use and shared by every later call in the
+/// process (a plan is a pure function of its key, so sharing changes no bit).
+pub fn cached_plan(n: usize, precision: Precision) -> Result<Arc<FftPlan>> {
+    static PLANS: OnceLock<PlanCache> = OnceLock::new();
+    let cache = PLANS.get_or_init(|| Mutex::new(HashMap::new()));
+    let key = (n, precision);
+    if let Some(p) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(p.clone());
+    }
+    // Planned outside the lock (large plans take a while); a concurrent duplicate is
+    // identical, and the first one inserted wins.
+    let plan = Arc::new(FftPlan::new(n, precision)?);
+    let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
+    Ok(map.entry(key).or_insert(plan).clone())
+}
+
+/// Complex values per rayon task (whole rows per task; a longer row is one task).
+const TASK_COMPLEX: usize = 1 << 14;
+
+fn rows_per_task(n: usize) -> usize {
+    (TASK_COMPLEX / n).max(1)
+}
+
+/// An f32 slice of even length as complex values (re, im).
+fn as_complex_mut(v: &mut [f32]) -> &mut [Complex32] {
+    assert!(v.len().is_multiple_of(2));
+    // SAFETY: Complex<f32> is #[repr(C)] { re: f32, im: f32 }: the size, alignment and
+    // field order of [f32; 2]; the length is halved, so the view covers the same bytes.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut Complex32, v.len() / 2) }
+}
+
+/// The op: one transform kind, its length, normalization and precision. The length is
+/// the transform's n (the output length for `Irfft`), so a device path needs nothing
+/// else than these fields, the input layout and [`FftOp::out_dims`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FftOp {
+    pub kind: FftKind,
+    pub n: usize,
+    pub norm: Norm,
+    pub precision: Precision,
+}
+
+impl FftOp {
+    /// The output dimensions for input dimensions `dims` (already validated).
+    pub fn out_dims(&self, dims: &[usize]) -> Vec<usize> {
+        let mut d = dims.to_vec();
+        match self.kind {
+            FftKind::Fft | FftKind::Ifft => {}
+            FftKind::Rfft => {
+                *d.last_mut().expect("rank >= 1") = self.n / 2 + 1;
+                d.push(2);
+            }
+            FftKind::Irfft => {
+                d.pop();
+                *d.last_mut().expect("rank >= 2") = self.n;
+            }
+        }
+        d
+    }
+
+    /// Input values per row.
+    fn in_row(&self, dims: &[usize]) -> usize {
+        match self.kind {
+            FftKind::Fft | FftKind::Ifft => 2 * self.n,
+            FftKind::Rfft => self.n,
+            FftKind::Irfft => 2 * dims[dims.len() - 2],
+        }
+    }
+
+    fn cpu(&self, x: Cow<'_, [f32]>, dims: &[usize]) -> Result<Vec<f32>> {
+        let plan = cached_plan(self.n, self.precision)?;
+        let n = self.n;
+        let d = norm_divisor(self.kind, self.norm, n);
+        let rpt = rows_per_task(n);
+        match self.kind {
+            FftKind::Fft | FftKind::Ifft => {
+                let mut out = x.into_owned();
+                out.par_chunks_mut(rpt * 2 * n).try_for_each(|o| {
+                    let c = as_complex_mut(o);
+                    if self.kind == FftKind::Fft {
+                        plan.forward(c)?;
+                    } else {
+                        plan.inverse(c)?;
+                    }
+                    if d.is_some() {
+                        for v in o.iter_mut() {
+                            *v = scaled(*v, d);
+                        }
+                    }
+                    Ok::<(), Error>(())
+                })?;
+                Ok(out)
+            }
+            FftKind::Rfft => {
+                let half = n / 2 + 1;
+                let rows = x.len() / n;
+                let mut out = buffer::uninit::<f32>(rows * 2 * half);
+                out.par_chunks_mut(rpt * 2 * half)
+                    .zip(x.par_chunks(rpt * n))
+                    .try_for_each(|(o, xs)| {
+                        let mut c: Vec<Complex32> =
+                            xs.iter().map(|&v| Complex32::new(v, 0.0)).collect();
+                        plan.forward(&mut c)?;
+                        for (orow, crow) in o.chunks_exact_mut(2 * half).zip(c.chunks_exact(n)) {
+                            for (ov, z) in orow.chunks_exact_mut(2).zip(&crow[..half]) {
+                                ov[0] = MaybeUninit::new(scaled(z.re, d));
+                                ov[1] = MaybeUninit::new(scaled(z.im, d));
+                            }
+                        }
+                        Ok::<(), Error>(())
+                    })?;
+                // SAFETY: the tasks cover the buffer and write every value of their rows.
+                Ok(unsafe { buffer::assume_init(out) })
+            }
+            FftKind::Irfft => {
+                let m = dims[dims.len() - 2];
+                let rows = x.len() / (2 * m);
+                let mut out = buffer::uninit::<f32>(rows * n);
+                out.par_chunks_mut(rpt * n)
+                    .zip(x.par_chunks(rpt * 2 * m))
+                    .try_for_each(|(o, xs)| {
+                        let mut c = vec![Complex32::new(0.0, 0.0); (xs.len() / (2 * m)) * n];
+                        for (crow, xrow) in c.chunks_exact_mut(n).zip(xs.chunks_exact(2 * m)) {
+                            hermitian_row(xrow, crow);
+                        }
+                        plan.inverse(&mut c)?;
+                        for (ov, z) in o.iter_mut().zip(&c) {
+                            *ov = MaybeUninit::new(scaled(z.re, d));
+                        }
+                        Ok::<(), Error>(())
+                    })?;
+                // SAFETY: the tasks cover the buffer and write every value of their rows.
+                Ok(unsafe { buffer::assume_init(out) })
+            }
+        }
+    }
+}
+
+/// The full spectrum of length n = `out.len()` from the interleaved half spectrum `x`
+/// (m values): X_k = x_k for k <= n/2 (0 beyond m), imaginary parts of X_0 and (n even)
+/// X_{n/2} zeroed, X_{n-k} = conj(X_k).
+fn hermitian_row(x: &[f32], out: &mut [Complex32]) {
+    let n = out.len();
+    let m = x.len() / 2;
+    let half = n / 2;
+    for k in 0..=half {
+        let z = if k < m {
+            Complex32::new(x[2 * k], x[2 * k + 1])
+        } else {
+            Complex32::new(0.0, 0.0)
+        };
+        out[k] = z;
+    }
+    out[0].im = 0.0;
+    if n.is_multiple_of(2) {
+        out[half].im = 0.0;
+    }
+    for k in half + 1..n {
+        out[k] = out[n - k].conj();
+    }
+}
+
+impl CustomOp1 for FftOp {
+    fn name(&self) -> &'static str {
+        match self.kind {
+            FftKind::Fft => "repro-fft",
+            FftKind::Ifft => "repro-ifft",
+            FftKind::Rfft => "repro-rfft",
+            FftKind::Irfft => "repro-irfft",
+        }
+    }
+
+    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
+        let v = match storage {
+            CpuStorage::F32(v) => v,
+            other => {
+                return Err(Error::UnsupportedDTypeForOp(
+                    other.dtype(),
+                    self.kind.name(),
+                ));
+            }
+        };
+        let dims = layout.dims();
+        check_dims(self.kind, dims, Some(self.n))?;
+        debug_assert_eq!(layout.shape().elem_count() % self.in_row(dims).max(1), 0);
+        let x = logical_elements(v, layout);
+        let out = self.cpu(x, dims)?;
+        Ok((CpuStorage::F32(out), Shape::from(self.out_dims(dims))))
+    }
+}
+
+/// Validates the input dimensions for `kind` and returns the transform length (the
+/// requested output length `n` for `Irfft`, numpy's 2 (m - 1) when `None`).
+fn check_dims(kind: FftKind, dims: &[usize], n: Option<usize>) -> Result<usize> {
+    let name = kind.name();
+    let len = match kind {
+        FftKind::Fft | FftKind::Ifft | FftKind::Irfft => {
+            if dims.len() < 2 {
+                bail!(
+                    "{name}: expected a complex f32 tensor (..., n, 2) of rank >= 2, got shape {dims:?}"
+                )
+            }
+            if dims[dims.len() - 1] != 2 {
+                bail!("{name}: the last dimension must be 2 (re, im), got shape {dims:?}")
+            }
+            let m = dims[dims.len() - 2];
+            match kind {
+                FftKind::Irfft => match n {
+                    Some(n) => n,
+                    None => {
+                        if m == 0 {
+                            bail!("{name}: empty transform dimension in shape {dims:?}")
+                        }
+                        2 * (m - 1)
+                    }
+                },
+                _ => m,
+            }
+        }
+        FftKind::Rfft => {
+            if dims.is_empty() {
+                bail!("{name}: expected a real f32 tensor (..., n) of rank >= 1, got a scalar")
+            }
+            dims[dims.len() - 1]
+        }
+    };
+    if len == 0 {
+        bail!("{name}: transform length 0 (shape {dims:?}, n {n:?})")
+    }
+    if len > MAX_LEN {
+        bail!("{name}: transform length {len} exceeds {MAX_LEN}")
+    }
+    if kind == FftKind::Irfft && dims[dims.len() - 2] == 0 {
+        bail!("{name}: empty input dimension in shape {dims:?}")
+    }
+    Ok(len)
+}
+
+fn apply(x: &Tensor, kind: FftKind, n: Option<usize>, norm: Norm, p: Precision) -> Result<Tensor> {
+    if x.dtype() != DType::F32 {
+        return Err(Error::UnsupportedDTypeForOp(x.dtype(), kind.name()));
+    }
+    let n = check_dims(kind, x.dims(), n)?;
+    x.apply_op1_no_bwd(&FftOp {
+        kind,
+        n,
+        norm,
+        precision: p,
+    })
+}
+
+/// Forward complex FFT over dimension -2 of an f32 tensor (..., n, 2), with
+/// [`Precision::F32`]. See the module documentation.
+pub fn fft(x: &Tensor, norm: Norm) -> Result<Tensor> {
+    fft_with(x, norm, Precision::F32)
+}
+
+/// [`fft`] at a given precision.
+pub fn fft_with(x: &Tensor, norm: Norm, precision: Precision) -> Result<Tensor> {
+    apply(x, FftKind::Fft, None, norm, precision)
+}
+
+/// Inverse complex FFT over dimension -2 of an f32 tensor (..., n, 2), with
+/// [`Precision::F32`].
+pub fn ifft(x: &Tensor, norm: Norm) -> Result<Tensor> {
+    ifft_with(x, norm, Precision::F32)
+}
+
+/// [`ifft`] at a given precision.
+pub fn ifft_with(x: &Tensor, norm: Norm, precision: Precision) -> Result<Tensor> {
+    apply(x, FftKind::Ifft, None, norm, precision)
+}
+
+/// FFT of a real f32 tensor (..., n) over its last dimension: (..., n/2 + 1, 2), the
+/// complex transform of x + 0i truncated; [`Precision::F32`].
+pub fn rfft(x: &Tensor, norm: Norm) -> Result<Tensor> {
+    rfft_with(x, norm, Precision::F32)
+}
+
+/// [`rfft`] at a given precision.
+pub fn rfft_with(x: &Tensor, norm: Norm, precision: Precision) -> Result<Tensor> {
+    apply(x, FftKind::Rfft, None, norm, precision)
+}
+
+/// Inverse of [`rfft`]: (..., m, 2) -> real (..., n), n = 2 (m - 1) when `None`
+/// (numpy's default); see the module documentation for the Hermitian extension.
+pub fn irfft(x: &Tensor, n: Option<usize>, norm: Norm) -> Result<Tensor> {
+    irfft_with(x, n, norm, Precision::F32)
+}
+
+/// [`irfft`] at a given precision.
+pub fn irfft_with(
+    x: &Tensor,
+    n: Option<usize>,
+    norm: Norm,
+    precision: Precision,
+) -> Result<Tensor> {
+    apply(x, FftKind::Irfft, n, norm, precision)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn divisors_follow_numpy() {
+        assert_eq!(norm_divisor(FftKind::Fft, Norm::Backward, 8), None);
+        assert_eq!(norm_divisor(FftKind::Ifft, Norm::Backward, 8), Some(8.0));
+        assert_eq!(norm_divisor(FftKind::Rfft, Norm::Forward, 8), Some(8.0));
+        assert_eq!(norm_divisor(FftKind::Irfft, Norm::Forward, 8), None);
+        assert_eq!(norm_divisor(FftKind::Fft, Norm::Ortho, 4), Some(2.0));
+        assert_eq!(norm_divisor(FftKind::Irfft, Norm::Ortho, 4), Some(2.0));
+    }
+
+    #[test]
+    fn hermitian_extension() {
+        let x = [1.0, 5.0, 2.0, 3.0, 4.0, 7.0];
+        let mut out = [Complex32::new(0.0, 0.0); 4];
+        hermitian_row(&x, &mut out);
+        assert_eq!(
+            out,
+            [
+                Complex32::new(1.0, 0.0),
+                Complex32::new(2.0, 3.0),
+                Complex32::new(4.0, 0.0),
+                Complex32::new(2.0, -3.0)
+            ]
+        );
+        let mut out = [Complex32::new(0.0, 0.0); 7];
+        hermitian_row(&x, &mut out);
+        assert_eq!(out[3], Complex32::new(0.0, 0.0));
+        assert_eq!(out[4], Complex32::new(0.0, -0.0));
+        assert_eq!(out[6], Complex32::new(2.0, -3.0));
+    }
+
+    #[test]
+    fn plans_are_shared() {
+        let a = cached_plan(64, Precision::F32).unwrap();
+        let b = cached_plan(64, Precision::F32).unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        assert!(cached_plan(0, Precision::F32).is_err());
+    }
+}
