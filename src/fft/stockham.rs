@@ -453,13 +453,19 @@ pub(crate) trait Lanes<T: FftScalar>: Arith {
     }
     /// The first halves of self and o as blocks of G lanes, interleaved:
     /// [s_0, o_0, s_1, o_1, ..] (blocks). A pure permutation of lanes.
+    ///
+    /// # Safety
+    /// Only called inside the copy compiled for the vector type's instruction set.
     #[inline(always)]
-    fn zip_lo<const G: usize>(self, o: Self) -> Self {
+    unsafe fn zip_lo<const G: usize>(self, o: Self) -> Self {
         zip_lanes::<T, Self, G>(self, o, 0)
     }
     /// The second halves, interleaved the same way.
+    ///
+    /// # Safety
+    /// As for zip_lo.
     #[inline(always)]
-    fn zip_hi<const G: usize>(self, o: Self) -> Self {
+    unsafe fn zip_hi<const G: usize>(self, o: Self) -> Self {
         zip_lanes::<T, Self, G>(self, o, Self::W / G / 2)
     }
     /// W interleaved complex values from `p`, converted to T (exact), im negated when
@@ -641,34 +647,37 @@ mod x86 {
         _mm512_mul_ps,
         |x| unsafe { xor_sign_ps(x) },
         {
-            #[inline(always)]
-            fn zip_lo<const G: usize>(self, o: Self) -> Self {
-                // SAFETY: AVX-512F (module doc).
-                unsafe { F32x16(_mm512_permutex2var_ps(self.0, zip_index::<G>(0), o.0)) }
+            #[target_feature(enable = "avx512f")]
+            #[inline]
+            unsafe fn zip_lo<const G: usize>(self, o: Self) -> Self {
+                F32x16(_mm512_permutex2var_ps(self.0, zip_index::<G>(0), o.0))
             }
-            #[inline(always)]
-            fn zip_hi<const G: usize>(self, o: Self) -> Self {
-                // SAFETY: AVX-512F (module doc).
-                unsafe { F32x16(_mm512_permutex2var_ps(self.0, zip_index::<G>(8 / G), o.0)) }
+            #[target_feature(enable = "avx512f")]
+            #[inline]
+            unsafe fn zip_hi<const G: usize>(self, o: Self) -> Self {
+                F32x16(_mm512_permutex2var_ps(self.0, zip_index::<G>(8 / G), o.0))
             }
-            #[inline(always)]
+            #[target_feature(enable = "avx512f")]
+            #[inline]
             unsafe fn load_cx(p: *const Complex32, conj: bool) -> Cx<Self> {
                 // SAFETY: 16 complex values at p (the caller's); AVX-512F.
                 unsafe {
                     let a = std::ptr::read_unaligned(p as *const __m512);
                     let b = std::ptr::read_unaligned((p as *const __m512).add(1));
-                    let even = _mm512_setr_epi32(
-                        0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30,
-                    );
-                    let odd = _mm512_setr_epi32(
-                        1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31,
-                    );
+                    let even =
+                        std::mem::transmute::<[i32; 16], __m512i>(std::array::from_fn(|l| {
+                            2 * l as i32
+                        }));
+                    let odd = std::mem::transmute::<[i32; 16], __m512i>(std::array::from_fn(|l| {
+                        2 * l as i32 + 1
+                    }));
                     let re = _mm512_permutex2var_ps(a, even, b);
                     let im = _mm512_permutex2var_ps(a, odd, b);
                     Cx::new(F32x16(re), F32x16(if conj { xor_sign_ps(im) } else { im }))
                 }
             }
-            #[inline(always)]
+            #[target_feature(enable = "avx512f")]
+            #[inline]
             unsafe fn store_cx(p: *mut Complex32, v: Cx<Self>, conj: bool) {
                 // SAFETY: room for 16 complex values at p (the caller's); AVX-512F.
                 unsafe {
@@ -696,33 +705,29 @@ mod x86 {
         _mm256_mul_ps,
         |x| unsafe { _mm256_xor_ps(x, _mm256_set1_ps(-0.0)) },
         {
-            #[inline(always)]
-            fn zip_lo<const G: usize>(self, o: Self) -> Self {
+            #[target_feature(enable = "avx")]
+            #[inline]
+            unsafe fn zip_lo<const G: usize>(self, o: Self) -> Self {
                 if G != 1 {
                     return super::zip_lanes::<f32, Self, G>(self, o, 0);
                 }
-                // SAFETY: AVX (module doc).
-                unsafe {
-                    let (l, h) = (
-                        _mm256_unpacklo_ps(self.0, o.0),
-                        _mm256_unpackhi_ps(self.0, o.0),
-                    );
-                    F32x8(_mm256_permute2f128_ps::<0x20>(l, h))
-                }
+                let (l, h) = (
+                    _mm256_unpacklo_ps(self.0, o.0),
+                    _mm256_unpackhi_ps(self.0, o.0),
+                );
+                F32x8(_mm256_permute2f128_ps::<0x20>(l, h))
             }
-            #[inline(always)]
-            fn zip_hi<const G: usize>(self, o: Self) -> Self {
+            #[target_feature(enable = "avx")]
+            #[inline]
+            unsafe fn zip_hi<const G: usize>(self, o: Self) -> Self {
                 if G != 1 {
                     return super::zip_lanes::<f32, Self, G>(self, o, 8 / G / 2);
                 }
-                // SAFETY: AVX (module doc).
-                unsafe {
-                    let (l, h) = (
-                        _mm256_unpacklo_ps(self.0, o.0),
-                        _mm256_unpackhi_ps(self.0, o.0),
-                    );
-                    F32x8(_mm256_permute2f128_ps::<0x31>(l, h))
-                }
+                let (l, h) = (
+                    _mm256_unpacklo_ps(self.0, o.0),
+                    _mm256_unpackhi_ps(self.0, o.0),
+                );
+                F32x8(_mm256_permute2f128_ps::<0x31>(l, h))
             }
         }
     );
@@ -736,21 +741,21 @@ mod x86 {
         _mm_mul_ps,
         |x| unsafe { _mm_xor_ps(x, _mm_set1_ps(-0.0)) },
         {
-            #[inline(always)]
-            fn zip_lo<const G: usize>(self, o: Self) -> Self {
+            #[target_feature(enable = "sse2")]
+            #[inline]
+            unsafe fn zip_lo<const G: usize>(self, o: Self) -> Self {
                 if G != 1 {
                     return super::zip_lanes::<f32, Self, G>(self, o, 0);
                 }
-                // SAFETY: SSE (x86-64 baseline).
-                F32x4(unsafe { _mm_unpacklo_ps(self.0, o.0) })
+                F32x4(_mm_unpacklo_ps(self.0, o.0))
             }
-            #[inline(always)]
-            fn zip_hi<const G: usize>(self, o: Self) -> Self {
+            #[target_feature(enable = "sse2")]
+            #[inline]
+            unsafe fn zip_hi<const G: usize>(self, o: Self) -> Self {
                 if G != 1 {
                     return super::zip_lanes::<f32, Self, G>(self, o, 4 / G / 2);
                 }
-                // SAFETY: SSE (x86-64 baseline).
-                F32x4(unsafe { _mm_unpackhi_ps(self.0, o.0) })
+                F32x4(_mm_unpackhi_ps(self.0, o.0))
             }
         }
     );
@@ -769,21 +774,19 @@ mod x86 {
             ))
         },
         {
-            #[inline(always)]
-            fn zip_lo<const G: usize>(self, o: Self) -> Self {
-                // SAFETY: AVX-512F (module doc).
-                unsafe { F64x8(_mm512_permutex2var_pd(self.0, zip_index_pd::<G>(0), o.0)) }
+            #[target_feature(enable = "avx512f")]
+            #[inline]
+            unsafe fn zip_lo<const G: usize>(self, o: Self) -> Self {
+                F64x8(_mm512_permutex2var_pd(self.0, zip_index_pd::<G>(0), o.0))
             }
-            #[inline(always)]
-            fn zip_hi<const G: usize>(self, o: Self) -> Self {
-                // SAFETY: AVX-512F (module doc).
-                unsafe {
-                    F64x8(_mm512_permutex2var_pd(
-                        self.0,
-                        zip_index_pd::<G>(4 / G),
-                        o.0,
-                    ))
-                }
+            #[target_feature(enable = "avx512f")]
+            #[inline]
+            unsafe fn zip_hi<const G: usize>(self, o: Self) -> Self {
+                F64x8(_mm512_permutex2var_pd(
+                    self.0,
+                    zip_index_pd::<G>(4 / G),
+                    o.0,
+                ))
             }
         }
     );
@@ -797,33 +800,29 @@ mod x86 {
         _mm256_mul_pd,
         |x| unsafe { _mm256_xor_pd(x, _mm256_set1_pd(-0.0)) },
         {
-            #[inline(always)]
-            fn zip_lo<const G: usize>(self, o: Self) -> Self {
+            #[target_feature(enable = "avx")]
+            #[inline]
+            unsafe fn zip_lo<const G: usize>(self, o: Self) -> Self {
                 if G != 1 {
                     return super::zip_lanes::<f64, Self, G>(self, o, 0);
                 }
-                // SAFETY: AVX (module doc).
-                unsafe {
-                    let (l, h) = (
-                        _mm256_unpacklo_pd(self.0, o.0),
-                        _mm256_unpackhi_pd(self.0, o.0),
-                    );
-                    F64x4(_mm256_permute2f128_pd::<0x20>(l, h))
-                }
+                let (l, h) = (
+                    _mm256_unpacklo_pd(self.0, o.0),
+                    _mm256_unpackhi_pd(self.0, o.0),
+                );
+                F64x4(_mm256_permute2f128_pd::<0x20>(l, h))
             }
-            #[inline(always)]
-            fn zip_hi<const G: usize>(self, o: Self) -> Self {
+            #[target_feature(enable = "avx")]
+            #[inline]
+            unsafe fn zip_hi<const G: usize>(self, o: Self) -> Self {
                 if G != 1 {
                     return super::zip_lanes::<f64, Self, G>(self, o, 4 / G / 2);
                 }
-                // SAFETY: AVX (module doc).
-                unsafe {
-                    let (l, h) = (
-                        _mm256_unpacklo_pd(self.0, o.0),
-                        _mm256_unpackhi_pd(self.0, o.0),
-                    );
-                    F64x4(_mm256_permute2f128_pd::<0x31>(l, h))
-                }
+                let (l, h) = (
+                    _mm256_unpacklo_pd(self.0, o.0),
+                    _mm256_unpackhi_pd(self.0, o.0),
+                );
+                F64x4(_mm256_permute2f128_pd::<0x31>(l, h))
             }
         }
     );
@@ -837,35 +836,33 @@ mod x86 {
         _mm_mul_pd,
         |x| unsafe { _mm_xor_pd(x, _mm_set1_pd(-0.0)) },
         {
-            #[inline(always)]
-            fn zip_lo<const G: usize>(self, o: Self) -> Self {
+            #[target_feature(enable = "sse2")]
+            #[inline]
+            unsafe fn zip_lo<const G: usize>(self, o: Self) -> Self {
                 if G != 1 {
                     return super::zip_lanes::<f64, Self, G>(self, o, 0);
                 }
-                // SAFETY: SSE2 (x86-64 baseline).
-                F64x2(unsafe { _mm_unpacklo_pd(self.0, o.0) })
+                F64x2(_mm_unpacklo_pd(self.0, o.0))
             }
-            #[inline(always)]
-            fn zip_hi<const G: usize>(self, o: Self) -> Self {
+            #[target_feature(enable = "sse2")]
+            #[inline]
+            unsafe fn zip_hi<const G: usize>(self, o: Self) -> Self {
                 if G != 1 {
                     return super::zip_lanes::<f64, Self, G>(self, o, 1);
                 }
-                // SAFETY: SSE2 (x86-64 baseline).
-                F64x2(unsafe { _mm_unpackhi_pd(self.0, o.0) })
+                F64x2(_mm_unpackhi_pd(self.0, o.0))
             }
         }
     );
 
     /// -x lane by lane (the sign bit flipped), AVX-512F.
-    #[inline(always)]
+    #[target_feature(enable = "avx512f")]
+    #[inline]
     unsafe fn xor_sign_ps(x: __m512) -> __m512 {
-        // SAFETY: AVX-512F (the caller's).
-        unsafe {
-            _mm512_castsi512_ps(_mm512_xor_si512(
-                _mm512_castps_si512(x),
-                _mm512_set1_epi32(i32::MIN),
-            ))
-        }
+        _mm512_castsi512_ps(_mm512_xor_si512(
+            _mm512_castps_si512(x),
+            _mm512_set1_epi32(i32::MIN),
+        ))
     }
 
     /// permutex2var indices interleaving blocks of G lanes of two 16-lane vectors, from
@@ -969,8 +966,11 @@ fn transpose<T: FftScalar, L: Lanes<T>, const R: usize, const G: usize>(v: &mut 
         let old = *v;
         for m in 0..R / 2 {
             let (a, b) = (old[m], old[m + R / 2]);
-            v[2 * m] = Cx::new(a.re.zip_lo::<G>(b.re), a.im.zip_lo::<G>(b.im));
-            v[2 * m + 1] = Cx::new(a.re.zip_hi::<G>(b.re), a.im.zip_hi::<G>(b.im));
+            // SAFETY: called from the copy compiled for L's instructions (run's contract).
+            unsafe {
+                v[2 * m] = Cx::new(a.re.zip_lo::<G>(b.re), a.im.zip_lo::<G>(b.im));
+                v[2 * m + 1] = Cx::new(a.re.zip_hi::<G>(b.re), a.im.zip_hi::<G>(b.im));
+            }
         }
         h /= 2;
     }
