@@ -129,28 +129,6 @@ impl<T: FftScalar> Stockham<T> {
         // borrowed apart from both.
         unsafe { dispatch(self, path, io) }
     }
-
-    /// [`Stockham::forward`] with the copy of the loops for `path` (a test hook: every
-    /// path gives the same bits).
-    pub(crate) fn forward_with_path(
-        &self,
-        path: VectorPath,
-        re: &mut [T],
-        im: &mut [T],
-        scratch_re: &mut [T],
-        scratch_im: &mut [T],
-    ) {
-        let n = self.n;
-        assert!(re.len() == n && im.len() == n && scratch_re.len() == n && scratch_im.len() == n);
-        let io = Io::Split {
-            re: re.as_mut_ptr(),
-            im: im.as_mut_ptr(),
-            sre: scratch_re.as_mut_ptr(),
-            sim: scratch_im.as_mut_ptr(),
-        };
-        // SAFETY: four distinct buffers of n values (checked above).
-        unsafe { dispatch(self, path, io) }
-    }
 }
 
 /// Runs the stages on the widest vector unit of this CPU (split buffers in and out).
