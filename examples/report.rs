@@ -244,6 +244,8 @@ fn main() {
     println!();
     rope_report(&devs, &mut mismatches);
     println!();
+    fft_report();
+    println!();
     println!(
         "speed, 16M-element f32 tensor of arguments in [-8, 8) on the CPU, best of 5 (same run):"
     );
@@ -543,6 +545,69 @@ fn rope_report(devs: &[(String, Device)], mismatches: &mut usize) {
             },
             show_err(worst_ours),
             show_err(worst_stock)
+        );
+    }
+}
+
+/// FFT (candle_repro::fft::FftPlan, Precision::F32) on the CPU: the output hash, the
+/// relative L2 error against rustfft in f64 (ours and rustfft f32's), and the time against
+/// rustfft f32 on one thread, best of 5 (same run).
+fn fft_report() {
+    use candle_repro::fft::{FftPlan, Precision};
+    use num_complex::{Complex32, Complex64};
+    use rustfft::FftPlanner;
+    println!("fft (complex, forward, f32 in [-8, 8)), one thread, best of 5 (same run):");
+    println!(
+        "{:<16} {:<18} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "case", "hash", "err ours", "err stock", "ours us", "stock us", "ours/stock"
+    );
+    for (n, rows) in [(1024usize, 4096usize), (65536, 1), (262144, 1)] {
+        let xs: Vec<Complex32> = typical_input(2 * n * rows)
+            .chunks_exact(2)
+            .map(|p| Complex32::new(p[0], p[1]))
+            .collect();
+        let plan = FftPlan::new(n, Precision::F32).unwrap();
+        let mut ours = xs.clone();
+        plan.forward(&mut ours).unwrap();
+        let hash = ours
+            .iter()
+            .flat_map(|z| [z.re.to_bits(), z.im.to_bits()])
+            .flat_map(|b| b.to_le_bytes())
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+            });
+        let stock = FftPlanner::<f32>::new().plan_fft_forward(n);
+        let mut theirs = xs.clone();
+        stock.process(&mut theirs);
+        let mut exact: Vec<Complex64> = xs
+            .iter()
+            .map(|z| Complex64::new(z.re as f64, z.im as f64))
+            .collect();
+        FftPlanner::<f64>::new()
+            .plan_fft_forward(n)
+            .process(&mut exact);
+        let rel = |y: &[Complex32]| {
+            let (mut num, mut den) = (0f64, 0f64);
+            for (a, e) in y.iter().zip(&exact) {
+                num += (a.re as f64 - e.re).powi(2) + (a.im as f64 - e.im).powi(2);
+                den += e.re * e.re + e.im * e.im;
+            }
+            (num / den).sqrt()
+        };
+        // Timed in place on a copy (neither transform's time depends on the values).
+        let mut buf = xs.clone();
+        let mut scratch = vec![Complex32::new(0.0, 0.0); stock.get_inplace_scratch_len()];
+        let t_ours = best_of(5, || plan.forward(&mut buf).unwrap());
+        let t_stock = best_of(5, || stock.process_with_scratch(&mut buf, &mut scratch));
+        println!(
+            "{:<16} {:<18} {:>10.2e} {:>10.2e} {:>10.1} {:>10.1} {:>9.2}x",
+            format!("n={n} x{rows}"),
+            format!("{hash:016x}"),
+            rel(&ours),
+            rel(&theirs),
+            t_ours * 1e6,
+            t_stock * 1e6,
+            t_ours / t_stock
         );
     }
 }

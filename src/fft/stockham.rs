@@ -478,9 +478,9 @@ pub(crate) trait Lanes<T: FftScalar>: Arith {
 fn zip_lanes<T: FftScalar, L: Lanes<T>, const G: usize>(a: L, o: L, c0: usize) -> L {
     let (a, o) = (a.to_lanes(), o.to_lanes());
     let mut r = [T::ZERO; MAX_LANES];
-    for x in 0..L::W {
+    for (x, rx) in r.iter_mut().enumerate().take(L::W) {
         let (c, t) = (c0 + x / (2 * G), x % (2 * G));
-        r[x] = if t < G {
+        *rx = if t < G {
             a[c * G + t]
         } else {
             o[c * G + t - G]
