@@ -15,6 +15,7 @@
 
 pub mod bluestein;
 pub mod butterflies;
+pub mod device_plan;
 pub mod dft_gemm;
 pub mod ozaki;
 pub mod plan;

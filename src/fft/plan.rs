@@ -343,3 +343,20 @@ fn process_rows<T: FftScalar>(
         }
     });
 }
+
+/// The plan's algorithm and tables in their working type, for
+/// [`device_plan`](super::device_plan) (which flattens them for the CUDA kernels).
+pub(crate) enum KernelRef<'a> {
+    F32(&'a Kernel<f32>),
+    F64(&'a Kernel<f64>),
+}
+
+impl FftPlan {
+    /// The algorithm and its tables (read-only; the CUDA path uploads these very values).
+    pub(crate) fn kernel_ref(&self) -> KernelRef<'_> {
+        match &self.kernel {
+            Typed::F32(k) => KernelRef::F32(k),
+            Typed::F64(k) => KernelRef::F64(k),
+        }
+    }
+}

@@ -1,0 +1,299 @@
+//! An [`FftPlan`] flattened for the CUDA kernels (`kernels/fft.cu`): the launch sequence as
+//! a list of [`Step`]s over split (re, im) working buffers, and the plan's own tables
+//! (twiddles, DFT-GEMM matrix, Bluestein chirp and kernel, Ozaki digits) copied into flat
+//! buffers, value for value. The device never computes a twiddle: it reads these bytes, so
+//! its tables are the CPU's.
+//!
+//! The steps mirror the CPU code path by path (plan.rs `process_rows`, dft_gemm.rs,
+//! stockham.rs, bluestein.rs). `src/cuda/fft.rs` launches one kernel per step;
+//! `tests/fft_kernel_hostcheck.rs` runs the same steps with the kernels' per-thread bodies
+//! compiled as host C++ and compares the bits with [`FftPlan`]'s.
+//!
+//! Buffers: `buffers` split working buffers, each holding `rows * buffer_len` values of the
+//! working type for re and as many for im; a step's rows are packed at its own row length
+//! (n, or Bluestein's m). The Stockham stages ping-pong between two buffers; the CPU copies
+//! the result back after an odd number of stages, the steps read it where it is (a copy
+//! changes no bit).
+
+use super::bluestein::Bluestein;
+use super::ozaki::{SLICES, SlicedMatrix};
+use super::plan::{FftPlan, Kernel, KernelRef, Precision};
+use super::scalar::FftScalar;
+use super::stockham::Stockham;
+
+/// The plan's real tables in its working type (f32 for F32 and Ozaki, f64 for
+/// F64Internal), concatenated; [`Step`]s hold offsets into it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Table {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+impl Table {
+    pub fn len(&self) -> usize {
+        match self {
+            Table::F32(v) => v.len(),
+            Table::F64(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// One kernel launch over all rows. Buffer fields are indices of working buffers; table
+/// fields are offsets into [`DevicePlan::table`] (or [`DevicePlan::digits`] for Ozaki
+/// digits), with the imaginary part of a table right after its real part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// (rows, n, 2) f32 input -> buffer `dst` (rows of n), imaginary parts negated for the
+    /// inverse (`repro_fft_deinterleave_*`).
+    Deinterleave { dst: usize },
+    /// Buffer `src` (rows of n) -> (rows, n, 2) f32 output, rounded to f32, conjugated back
+    /// for the inverse, canonical NaN (`repro_fft_interleave_*`).
+    Interleave { src: usize },
+    /// DFT-GEMM (n <= 16): W_re at `w`, W_im at `w + n * n` (`repro_fft_gemm_*`).
+    Gemm { src: usize, dst: usize, w: usize },
+    /// Ozaki DFT-GEMM: SLICES digit matrices of 2n x 2n at `digits`
+    /// (`repro_fft_gemm_ozaki`).
+    GemmOzaki {
+        src: usize,
+        dst: usize,
+        digits: usize,
+    },
+    /// One Stockham stage over rows of `len`: twiddles re at `tw`, im at
+    /// `tw + (radix - 1) ns` (none read when ns = 1); `ozaki`: the W8 digits (SLICES
+    /// matrices of 16 x 16) at that offset, radix 8 only (`repro_fft_stockham<R>_*`,
+    /// `repro_fft_stockham8_ozaki`).
+    Stage {
+        src: usize,
+        dst: usize,
+        len: usize,
+        radix: usize,
+        ns: usize,
+        tw: usize,
+        ozaki: Option<usize>,
+    },
+    /// Bluestein a = x c, zero-padded to m: chirp re at `chirp`, im at `chirp + n`.
+    BluesteinIn {
+        src: usize,
+        dst: usize,
+        m: usize,
+        chirp: usize,
+    },
+    /// Bluestein A = conj(A B) in place: kernel re at `kernel`, im at `kernel + m`.
+    BluesteinMul { buf: usize, m: usize, kernel: usize },
+    /// Bluestein X = conj(y) c (rows of m in, rows of n out).
+    BluesteinOut {
+        src: usize,
+        dst: usize,
+        m: usize,
+        chirp: usize,
+    },
+}
+
+/// A plan as kernel launches and flat tables (see the module comment).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DevicePlan {
+    pub n: usize,
+    pub precision: Precision,
+    /// Working buffers the steps use.
+    pub buffers: usize,
+    /// Values per row in a working buffer (n, or Bluestein's m).
+    pub buffer_len: usize,
+    pub steps: Vec<Step>,
+    /// Never empty (one zero when the plan has no table), so it can always be uploaded.
+    pub table: Table,
+    /// The Ozaki digit matrices (f32 integers); one zero when there are none.
+    pub digits: Vec<f32>,
+}
+
+impl DevicePlan {
+    /// True for F64Internal (f64 working buffers and tables).
+    pub fn is_f64(&self) -> bool {
+        matches!(self.table, Table::F64(_))
+    }
+}
+
+impl FftPlan {
+    /// This plan flattened for the CUDA kernels: its launch sequence and its tables (the
+    /// same values, see [`DevicePlan`]).
+    pub fn device_plan(&self) -> DevicePlan {
+        let n = self.len();
+        let precision = self.precision();
+        match self.kernel_ref() {
+            KernelRef::F32(k) => {
+                let b = Builder::build(k, n);
+                b.finish(n, precision, |mut t| {
+                    if t.is_empty() {
+                        t.push(0.0);
+                    }
+                    Table::F32(t)
+                })
+            }
+            KernelRef::F64(k) => {
+                let b = Builder::build(k, n);
+                b.finish(n, precision, |mut t| {
+                    if t.is_empty() {
+                        t.push(0.0);
+                    }
+                    Table::F64(t)
+                })
+            }
+        }
+    }
+}
+
+struct Builder<T> {
+    table: Vec<T>,
+    digits: Vec<f32>,
+    steps: Vec<Step>,
+    buffers: usize,
+    buffer_len: usize,
+}
+
+impl<T: FftScalar> Builder<T> {
+    fn build(k: &Kernel<T>, n: usize) -> Self {
+        let mut b = Builder {
+            table: Vec::new(),
+            digits: Vec::new(),
+            steps: vec![Step::Deinterleave { dst: 0 }],
+            buffers: 2,
+            buffer_len: n,
+        };
+        let out = match k {
+            Kernel::Identity => {
+                b.buffers = 1;
+                0
+            }
+            Kernel::Gemm(g, None) => {
+                let w = b.push(&g.w_re);
+                b.push(&g.w_im);
+                b.steps.push(Step::Gemm { src: 0, dst: 1, w });
+                1
+            }
+            Kernel::Gemm(_, Some(s)) => {
+                let digits = b.push_digits(s);
+                b.steps.push(Step::GemmOzaki {
+                    src: 0,
+                    dst: 1,
+                    digits,
+                });
+                1
+            }
+            Kernel::Stockham(s) => {
+                let tables = b.push_stockham(s);
+                b.stockham_steps(s, &tables, 0, 1)
+            }
+            Kernel::Bluestein(bl) => b.bluestein(bl),
+        };
+        b.steps.push(Step::Interleave { src: out });
+        b
+    }
+
+    fn finish(
+        self,
+        n: usize,
+        precision: Precision,
+        table: impl FnOnce(Vec<T>) -> Table,
+    ) -> DevicePlan {
+        let mut digits = self.digits;
+        if digits.is_empty() {
+            digits.push(0.0);
+        }
+        DevicePlan {
+            n,
+            precision,
+            buffers: self.buffers,
+            buffer_len: self.buffer_len,
+            steps: self.steps,
+            table: table(self.table),
+            digits,
+        }
+    }
+
+    /// Appends values to the table, returning their offset.
+    fn push(&mut self, v: &[T]) -> usize {
+        let at = self.table.len();
+        self.table.extend_from_slice(v);
+        at
+    }
+
+    /// Appends a sliced matrix's digit matrices (slice after slice, each row-major).
+    fn push_digits(&mut self, s: &SlicedMatrix) -> usize {
+        assert_eq!(s.rows, s.k, "the sliced matrices are square");
+        assert_eq!(s.digits.len(), SLICES);
+        let at = self.digits.len();
+        for d in &s.digits {
+            self.digits.extend_from_slice(d);
+        }
+        at
+    }
+
+    /// The twiddle offset of every stage, and the W8 digits' offset under Ozaki.
+    fn push_stockham(&mut self, s: &Stockham<T>) -> (Vec<usize>, Option<usize>) {
+        let tw = s
+            .stages
+            .iter()
+            .map(|st| {
+                let at = self.push(&st.tw_re);
+                self.push(&st.tw_im);
+                at
+            })
+            .collect();
+        let w8 = s.ozaki_w8.as_ref().map(|w| self.push_digits(w));
+        (tw, w8)
+    }
+
+    /// The stages from buffer `a` with `b` as the other buffer; returns where the result is.
+    fn stockham_steps(
+        &mut self,
+        s: &Stockham<T>,
+        (tw, w8): &(Vec<usize>, Option<usize>),
+        a: usize,
+        b: usize,
+    ) -> usize {
+        let (mut src, mut dst) = (a, b);
+        for (st, &tw) in s.stages.iter().zip(tw) {
+            self.steps.push(Step::Stage {
+                src,
+                dst,
+                len: s.n,
+                radix: st.radix,
+                ns: st.ns,
+                tw,
+                ozaki: if st.radix == 8 { *w8 } else { None },
+            });
+            std::mem::swap(&mut src, &mut dst);
+        }
+        src
+    }
+
+    fn bluestein(&mut self, bl: &Bluestein<T>) -> usize {
+        let m = bl.m;
+        self.buffers = 3;
+        self.buffer_len = m;
+        let chirp = self.push(&bl.chirp_re);
+        self.push(&bl.chirp_im);
+        let kernel = self.push(&bl.kernel_re);
+        self.push(&bl.kernel_im);
+        let tables = self.push_stockham(&bl.inner);
+        self.steps.push(Step::BluesteinIn {
+            src: 0,
+            dst: 1,
+            m,
+            chirp,
+        });
+        let f = self.stockham_steps(&bl.inner, &tables, 1, 2);
+        self.steps.push(Step::BluesteinMul { buf: f, m, kernel });
+        let g = self.stockham_steps(&bl.inner, &tables, f, 3 - f);
+        self.steps.push(Step::BluesteinOut {
+            src: g,
+            dst: 0,
+            m,
+            chirp,
+        });
+        0
+    }
+}
