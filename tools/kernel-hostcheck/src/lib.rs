@@ -262,3 +262,454 @@ pub mod softmax {
         out
     }
 }
+
+/// The FFT kernels of `kernels/fft.cu` on the host (`src/fft_shim.cpp`: the kernels'
+/// per-thread bodies, `kernels/fft/threads.cuh`, run for every thread index of a launch):
+/// test support for `tests/fft_kernel_hostcheck.rs`. Buffers are split (re, im) rows of the
+/// working type, f32 or f64 ([`fft::Real`]); the arguments are the kernels' own.
+pub mod fft {
+    use std::ffi::c_void;
+
+    unsafe extern "C" {
+        fn rm_fft_deinterleave(
+            f64: i32,
+            total: usize,
+            inverse: i32,
+            inp: *const f32,
+            re: *mut c_void,
+            im: *mut c_void,
+        );
+        fn rm_fft_interleave(
+            f64: i32,
+            total: usize,
+            inverse: i32,
+            re: *const c_void,
+            im: *const c_void,
+            out: *mut f32,
+        );
+        fn rm_fft_stockham(
+            f64: i32,
+            radix: i32,
+            total: usize,
+            len: usize,
+            ns: usize,
+            sr: *const c_void,
+            si: *const c_void,
+            dr: *mut c_void,
+            di: *mut c_void,
+            tr: *const c_void,
+            ti: *const c_void,
+        ) -> i32;
+        fn rm_fft_stockham8_ozaki(
+            total: usize,
+            len: usize,
+            ns: usize,
+            sr: *const f32,
+            si: *const f32,
+            dr: *mut f32,
+            di: *mut f32,
+            tr: *const f32,
+            ti: *const f32,
+            w8: *const f32,
+        );
+        fn rm_fft_gemm(
+            f64: i32,
+            total: usize,
+            n: i32,
+            xr: *const c_void,
+            xi: *const c_void,
+            yr: *mut c_void,
+            yi: *mut c_void,
+            wr: *const c_void,
+            wi: *const c_void,
+        );
+        fn rm_fft_gemm_ozaki(
+            total: usize,
+            n: i32,
+            xr: *const f32,
+            xi: *const f32,
+            yr: *mut f32,
+            yi: *mut f32,
+            digits: *const f32,
+        );
+        fn rm_fft_bluestein_in(
+            f64: i32,
+            total: usize,
+            n: usize,
+            m: usize,
+            xr: *const c_void,
+            xi: *const c_void,
+            ar: *mut c_void,
+            ai: *mut c_void,
+            cr: *const c_void,
+            ci: *const c_void,
+        );
+        fn rm_fft_bluestein_mul(
+            f64: i32,
+            total: usize,
+            m: usize,
+            ar: *mut c_void,
+            ai: *mut c_void,
+            kr: *const c_void,
+            ki: *const c_void,
+        );
+        fn rm_fft_bluestein_out(
+            f64: i32,
+            total: usize,
+            n: usize,
+            m: usize,
+            ar: *const c_void,
+            ai: *const c_void,
+            xr: *mut c_void,
+            xi: *mut c_void,
+            cr: *const c_void,
+            ci: *const c_void,
+        );
+        fn rm_fft_op_scale(total: usize, has_d: i32, d: f32, inp: *const f32, out: *mut f32);
+        fn rm_fft_op_real_to_complex(total: usize, inp: *const f32, out: *mut f32);
+        fn rm_fft_op_take_half(
+            total: usize,
+            n: usize,
+            half: usize,
+            has_d: i32,
+            d: f32,
+            inp: *const f32,
+            out: *mut f32,
+        );
+        fn rm_fft_op_hermitian(total: usize, m: usize, n: usize, inp: *const f32, out: *mut f32);
+        fn rm_fft_op_real_part(total: usize, has_d: i32, d: f32, inp: *const f32, out: *mut f32);
+    }
+
+    /// A working type of the kernels.
+    pub trait Real: Copy + Default {
+        const IS_F64: i32;
+    }
+    impl Real for f32 {
+        const IS_F64: i32 = 0;
+    }
+    impl Real for f64 {
+        const IS_F64: i32 = 1;
+    }
+
+    /// A split (re, im) buffer.
+    pub struct Split<T> {
+        pub re: Vec<T>,
+        pub im: Vec<T>,
+    }
+
+    impl<T: Real> Split<T> {
+        pub fn zeros(len: usize) -> Self {
+            Split {
+                re: vec![T::default(); len],
+                im: vec![T::default(); len],
+            }
+        }
+    }
+
+    fn cp<T>(v: &[T]) -> *const c_void {
+        v.as_ptr().cast()
+    }
+    fn mp<T>(v: &mut [T]) -> *mut c_void {
+        v.as_mut_ptr().cast()
+    }
+
+    /// `repro_fft_deinterleave_*`: `inp` holds `total` interleaved complex values.
+    pub fn deinterleave<T: Real>(inverse: bool, inp: &[f32], dst: &mut Split<T>) {
+        let total = inp.len() / 2;
+        assert!(dst.re.len() >= total && dst.im.len() >= total);
+        // SAFETY: inp holds 2 total f32, dst total values of T each.
+        unsafe {
+            rm_fft_deinterleave(
+                T::IS_F64,
+                total,
+                inverse as i32,
+                inp.as_ptr(),
+                mp(&mut dst.re),
+                mp(&mut dst.im),
+            )
+        }
+    }
+
+    /// `repro_fft_interleave_*`: `out` receives `total` interleaved complex values.
+    pub fn interleave<T: Real>(inverse: bool, src: &Split<T>, out: &mut [f32]) {
+        let total = out.len() / 2;
+        assert!(src.re.len() >= total && src.im.len() >= total);
+        // SAFETY: src holds total values of T per part, out 2 total f32.
+        unsafe {
+            rm_fft_interleave(
+                T::IS_F64,
+                total,
+                inverse as i32,
+                cp(&src.re),
+                cp(&src.im),
+                out.as_mut_ptr(),
+            )
+        }
+    }
+
+    /// `repro_fft_stockham<R>_*`: one stage over `rows` rows of `len`; `tw` the stage's
+    /// twiddles, re then im, (R - 1) ns each (ignored when ns = 1).
+    #[allow(clippy::too_many_arguments)]
+    pub fn stockham<T: Real>(
+        radix: usize,
+        rows: usize,
+        len: usize,
+        ns: usize,
+        src: &Split<T>,
+        dst: &mut Split<T>,
+        tw_re: &[T],
+        tw_im: &[T],
+    ) {
+        let total = rows * len / radix;
+        assert!(src.re.len() >= rows * len && dst.re.len() >= rows * len);
+        assert!(ns == 1 || (tw_re.len() >= (radix - 1) * ns && tw_im.len() >= (radix - 1) * ns));
+        // SAFETY: buffer lengths checked above; the kernel reads src and tw, writes dst.
+        let rc = unsafe {
+            rm_fft_stockham(
+                T::IS_F64,
+                radix as i32,
+                total,
+                len,
+                ns,
+                cp(&src.re),
+                cp(&src.im),
+                mp(&mut dst.re),
+                mp(&mut dst.im),
+                cp(tw_re),
+                cp(tw_im),
+            )
+        };
+        assert_eq!(rc, 0, "radix {radix}");
+    }
+
+    /// `repro_fft_stockham8_ozaki`: a radix-8 stage with the sliced W8 product.
+    #[allow(clippy::too_many_arguments)]
+    pub fn stockham8_ozaki(
+        rows: usize,
+        len: usize,
+        ns: usize,
+        src: &Split<f32>,
+        dst: &mut Split<f32>,
+        tw_re: &[f32],
+        tw_im: &[f32],
+        w8_digits: &[f32],
+    ) {
+        assert!(src.re.len() >= rows * len && dst.re.len() >= rows * len);
+        assert!(ns == 1 || (tw_re.len() >= 7 * ns && tw_im.len() >= 7 * ns));
+        assert!(w8_digits.len() >= 4 * 256);
+        // SAFETY: lengths checked above.
+        unsafe {
+            rm_fft_stockham8_ozaki(
+                rows * len / 8,
+                len,
+                ns,
+                src.re.as_ptr(),
+                src.im.as_ptr(),
+                dst.re.as_mut_ptr(),
+                dst.im.as_mut_ptr(),
+                tw_re.as_ptr(),
+                tw_im.as_ptr(),
+                w8_digits.as_ptr(),
+            )
+        }
+    }
+
+    /// `repro_fft_gemm_*`: rows of n, W re then im (n x n each).
+    pub fn gemm<T: Real>(
+        rows: usize,
+        n: usize,
+        src: &Split<T>,
+        dst: &mut Split<T>,
+        w_re: &[T],
+        w_im: &[T],
+    ) {
+        assert!(src.re.len() >= rows * n && dst.re.len() >= rows * n);
+        assert!(w_re.len() >= n * n && w_im.len() >= n * n && n <= 16);
+        // SAFETY: lengths checked above.
+        unsafe {
+            rm_fft_gemm(
+                T::IS_F64,
+                rows * n,
+                n as i32,
+                cp(&src.re),
+                cp(&src.im),
+                mp(&mut dst.re),
+                mp(&mut dst.im),
+                cp(w_re),
+                cp(w_im),
+            )
+        }
+    }
+
+    /// `repro_fft_gemm_ozaki`: rows of n, SLICES digit matrices of 2n x 2n.
+    pub fn gemm_ozaki(
+        rows: usize,
+        n: usize,
+        src: &Split<f32>,
+        dst: &mut Split<f32>,
+        digits: &[f32],
+    ) {
+        assert!(src.re.len() >= rows * n && dst.re.len() >= rows * n);
+        assert!(digits.len() >= 4 * 4 * n * n && n <= 16);
+        // SAFETY: lengths checked above.
+        unsafe {
+            rm_fft_gemm_ozaki(
+                rows * 2 * n,
+                n as i32,
+                src.re.as_ptr(),
+                src.im.as_ptr(),
+                dst.re.as_mut_ptr(),
+                dst.im.as_mut_ptr(),
+                digits.as_ptr(),
+            )
+        }
+    }
+
+    /// `repro_fft_bluestein_in_*`: rows of n in, rows of m out; chirp re, im (n each).
+    #[allow(clippy::too_many_arguments)]
+    pub fn bluestein_in<T: Real>(
+        rows: usize,
+        n: usize,
+        m: usize,
+        src: &Split<T>,
+        dst: &mut Split<T>,
+        chirp_re: &[T],
+        chirp_im: &[T],
+    ) {
+        assert!(src.re.len() >= rows * n && dst.re.len() >= rows * m);
+        assert!(chirp_re.len() >= n && chirp_im.len() >= n);
+        // SAFETY: lengths checked above.
+        unsafe {
+            rm_fft_bluestein_in(
+                T::IS_F64,
+                rows * m,
+                n,
+                m,
+                cp(&src.re),
+                cp(&src.im),
+                mp(&mut dst.re),
+                mp(&mut dst.im),
+                cp(chirp_re),
+                cp(chirp_im),
+            )
+        }
+    }
+
+    /// `repro_fft_bluestein_mul_*`: in place on rows of m; kernel re, im (m each).
+    pub fn bluestein_mul<T: Real>(
+        rows: usize,
+        m: usize,
+        buf: &mut Split<T>,
+        k_re: &[T],
+        k_im: &[T],
+    ) {
+        assert!(buf.re.len() >= rows * m && k_re.len() >= m && k_im.len() >= m);
+        // SAFETY: lengths checked above.
+        unsafe {
+            rm_fft_bluestein_mul(
+                T::IS_F64,
+                rows * m,
+                m,
+                mp(&mut buf.re),
+                mp(&mut buf.im),
+                cp(k_re),
+                cp(k_im),
+            )
+        }
+    }
+
+    /// `repro_fft_bluestein_out_*`: rows of m in, rows of n out; chirp re, im (n each).
+    #[allow(clippy::too_many_arguments)]
+    pub fn bluestein_out<T: Real>(
+        rows: usize,
+        n: usize,
+        m: usize,
+        src: &Split<T>,
+        dst: &mut Split<T>,
+        chirp_re: &[T],
+        chirp_im: &[T],
+    ) {
+        assert!(src.re.len() >= rows * m && dst.re.len() >= rows * n);
+        assert!(chirp_re.len() >= n && chirp_im.len() >= n);
+        // SAFETY: lengths checked above.
+        unsafe {
+            rm_fft_bluestein_out(
+                T::IS_F64,
+                rows * n,
+                n,
+                m,
+                cp(&src.re),
+                cp(&src.im),
+                mp(&mut dst.re),
+                mp(&mut dst.im),
+                cp(chirp_re),
+                cp(chirp_im),
+            )
+        }
+    }
+
+    /// The op kernels of `kernels/fft.cu` around the transform (src/ops/fft.rs): the
+    /// divisor `d` is `None` for unscaled outputs.
+    pub mod op {
+        fn d_args(d: Option<f32>) -> (i32, f32) {
+            (d.is_some() as i32, d.unwrap_or(1.0))
+        }
+
+        /// `repro_fft_op_scale`: every value v / d, NaN canonical.
+        pub fn scale(d: Option<f32>, inp: &[f32]) -> Vec<f32> {
+            let mut out = vec![0f32; inp.len()];
+            let (h, d) = d_args(d);
+            // SAFETY: both buffers hold inp.len() values.
+            unsafe { super::rm_fft_op_scale(inp.len(), h, d, inp.as_ptr(), out.as_mut_ptr()) }
+            out
+        }
+
+        /// `repro_fft_op_real_to_complex`: real values -> interleaved (v, +0).
+        pub fn real_to_complex(inp: &[f32]) -> Vec<f32> {
+            let mut out = vec![0f32; 2 * inp.len()];
+            // SAFETY: out holds 2 inp.len() values.
+            unsafe { super::rm_fft_op_real_to_complex(inp.len(), inp.as_ptr(), out.as_mut_ptr()) }
+            out
+        }
+
+        /// `repro_fft_op_take_half`: rows of n complex values -> their first n/2 + 1,
+        /// scaled.
+        pub fn take_half(n: usize, d: Option<f32>, inp: &[f32]) -> Vec<f32> {
+            let rows = inp.len() / (2 * n);
+            let half = n / 2 + 1;
+            let mut out = vec![0f32; rows * 2 * half];
+            let (h, d) = d_args(d);
+            // SAFETY: inp holds rows 2n values, out rows 2 half.
+            unsafe {
+                super::rm_fft_op_take_half(
+                    rows * half,
+                    n,
+                    half,
+                    h,
+                    d,
+                    inp.as_ptr(),
+                    out.as_mut_ptr(),
+                )
+            }
+            out
+        }
+
+        /// `repro_fft_op_hermitian`: rows of m complex values -> full spectra of n.
+        pub fn hermitian(m: usize, n: usize, inp: &[f32]) -> Vec<f32> {
+            let rows = inp.len() / (2 * m);
+            let mut out = vec![0f32; rows * 2 * n];
+            // SAFETY: inp holds rows 2m values, out rows 2n.
+            unsafe { super::rm_fft_op_hermitian(rows * n, m, n, inp.as_ptr(), out.as_mut_ptr()) }
+            out
+        }
+
+        /// `repro_fft_op_real_part`: interleaved complex values -> real parts, scaled.
+        pub fn real_part(d: Option<f32>, inp: &[f32]) -> Vec<f32> {
+            let mut out = vec![0f32; inp.len() / 2];
+            let (h, d) = d_args(d);
+            // SAFETY: inp holds 2 out.len() values.
+            unsafe { super::rm_fft_op_real_part(out.len(), h, d, inp.as_ptr(), out.as_mut_ptr()) }
+            out
+        }
+    }
+}
