@@ -142,6 +142,21 @@ fn every_kernel_is_in_the_ptx() {
     }
 }
 
+#[test]
+fn every_fft_kernel_is_in_the_ptx() {
+    let (_, ptx) = PTX_MODULES
+        .iter()
+        .find(|(m, _)| *m == "fft")
+        .expect("fft module");
+    for name in candle_repro::cuda::fft::FFT_KERNELS {
+        let entry = format!(".entry {name}(");
+        assert!(ptx.contains(&entry), "missing kernel {entry}");
+    }
+    // The tensor-core Ozaki variant is compiled (and assembled by the test below) even
+    // while the launcher does not select it.
+    assert!(ptx.contains("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));
+}
+
 /// `ptxas` next to the nvcc the build used: `$CUDA_HOME/bin`, `$CUDA_PATH/bin`, or PATH.
 fn ptxas() -> PathBuf {
     for var in ["CUDA_HOME", "CUDA_PATH"] {

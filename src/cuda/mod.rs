@@ -8,6 +8,7 @@
 //! with the Rust functions) and `tests/cuda_ptx_lint.rs` (no approximate or flush-to-zero
 //! instruction in the PTX, and the PTX assembles for sm_80 and sm_90).
 
+pub mod fft;
 pub mod rope;
 pub mod softmax;
 
@@ -27,6 +28,7 @@ pub const PTX_MODULES: &[(&str, &str)] = &[
     ("elementwise", ELEMENTWISE_PTX),
     ("softmax", softmax::SOFTMAX_PTX),
     ("rope", rope::ROPE_PTX),
+    ("fft", fft::FFT_PTX),
 ];
 
 /// Module name under which the PTX is loaded into candle's per-device module cache.

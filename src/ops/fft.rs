@@ -301,6 +301,20 @@ impl CustomOp1 for FftOp {
         let out = self.cpu(x, dims)?;
         Ok((CpuStorage::F32(out), Shape::from(self.out_dims(dims))))
     }
+
+    /// The same steps on CUDA (src/cuda/fft.rs `op_fwd`: the plan's tables uploaded, the
+    /// kernels of kernels/fft.cu), with the CPU's bits.
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        storage: &candle_core::CudaStorage,
+        layout: &Layout,
+    ) -> Result<(candle_core::CudaStorage, Shape)> {
+        let dims = layout.dims();
+        check_dims(self.kind, dims, Some(self.n))?;
+        let out = crate::cuda::fft::op_fwd(self, storage, layout)?;
+        Ok((out, Shape::from(self.out_dims(dims))))
+    }
 }
 
 /// Validates the input dimensions for `kind` and returns the transform length (the
