@@ -26,4 +26,4 @@ pub mod twiddles;
 pub use crate::ops::fft::{
     Norm, fft, fft_with, ifft, ifft_with, irfft, irfft_with, rfft, rfft_with,
 };
-pub use plan::{DFT_GEMM_MAX, FftPlan, MAX_LEN, Precision};
+pub use plan::{DFT_GEMM_MAX, DFT_GEMM_MAX_POW2, FftPlan, MAX_LEN, Precision};
