@@ -340,6 +340,21 @@ unsafe fn execute_scalar<T: FftScalar>(plan: &Stockham<T>, io: Io<T>) {
 /// output.
 #[inline(always)]
 unsafe fn run<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
+    // Short transforms stay in L1 and keep the plain layout and the single-stage passes
+    // (a copy of the loops without the index swizzle).
+    // SAFETY: as for run_with.
+    unsafe {
+        if plan.n >= FUSE_MIN {
+            run_with::<T, L>(plan, io)
+        } else {
+            run_plain::<T, L>(plan, io)
+        }
+    }
+}
+
+/// `run` for short transforms: one pass per stage, plain layout.
+#[inline(always)]
+unsafe fn run_plain<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
     let n = plan.n;
     let last = plan.stages.len() - 1;
     assert!(last >= 1 && plan.stages[0].radix == 8 && (n / 8).is_multiple_of(L::W));
@@ -358,8 +373,13 @@ unsafe fn run<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
         let split_src = SplitSrc {
             re: from.0 as *const T,
             im: from.1 as *const T,
+            swz: false,
         };
-        let split_dst = SplitDst { re: to.0, im: to.1 };
+        let split_dst = SplitDst {
+            re: to.0,
+            im: to.1,
+            swz: false,
+        };
         // SAFETY (all stages): each buffer is n long; src and dst are different pairs, or
         // the interleaved input and the scratch.
         unsafe {
@@ -376,6 +396,90 @@ unsafe fn run<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
     }
     if let Io::Split { re, im, sre, sim } = io
         && plan.stages.len() % 2 == 1
+    {
+        // SAFETY: distinct buffers of n values.
+        unsafe {
+            std::ptr::copy_nonoverlapping(sre, re, n);
+            std::ptr::copy_nonoverlapping(sim, im, n);
+        }
+    }
+}
+
+/// `run` for long transforms: the intermediate buffers in the swizzled layout and
+/// radix-8 stages fused in pairs.
+#[inline(always)]
+unsafe fn run_with<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
+    let n = plan.n;
+    let last = plan.stages.len() - 1;
+    assert!(last >= 1 && plan.stages[0].radix == 8 && (n / 8).is_multiple_of(L::W));
+    let (a, b) = match io {
+        Io::Split { re, im, sre, sim } => ((re, im), (sre, sim)),
+        // SAFETY: scratch holds 4n values.
+        Io::Interleaved { scratch, .. } => unsafe {
+            (
+                (scratch, scratch.add(n)),
+                (scratch.add(2 * n), scratch.add(3 * n)),
+            )
+        },
+    };
+    // The passes over the data, as (first stage, fused): one stage, or two consecutive
+    // radix-8 stages fused when the first has ns >= W (see `stage_pair`); a fixed array,
+    // so no allocation per transform.
+    let mut pass_buf = [(0usize, false); usize::BITS as usize];
+    let mut count = 0;
+    let mut s = 0;
+    while s < plan.stages.len() {
+        let st = &plan.stages[s];
+        let fuse =
+            st.radix == 8 && st.ns >= L::W && plan.stages.get(s + 1).is_some_and(|b| b.radix == 8);
+        pass_buf[count] = (s, fuse);
+        count += 1;
+        s += if fuse { 2 } else { 1 };
+    }
+    let passes = &pass_buf[..count];
+    let last_pass = passes.len() - 1;
+    for (p, &(s, fuse)) in passes.iter().enumerate() {
+        let st = &plan.stages[s];
+        let (from, to) = if p % 2 == 0 { (a, b) } else { (b, a) };
+        // The buffers between passes hold their values in the swizzled layout (see
+        // `swizzle`); the caller's split buffers are read by the first pass and written
+        // by the last in natural order.
+        let split_src = SplitSrc {
+            re: from.0 as *const T,
+            im: from.1 as *const T,
+            swz: p > 0,
+        };
+        let split_dst = SplitDst {
+            re: to.0,
+            im: to.1,
+            swz: p < last_pass,
+        };
+        // SAFETY (all passes): each buffer is n long; src and dst are different pairs, or
+        // the interleaved input and the scratch; a fused pair is two radix-8 stages with
+        // W <= ns (checked above).
+        unsafe {
+            match io {
+                Io::Interleaved { src, conj, .. } if p == 0 => {
+                    debug_assert!(!fuse);
+                    stage_v::<T, 8, L, _, _>(st, n, &CxSrc { p: src, conj }, &split_dst)
+                }
+                Io::Interleaved { dst, conj, .. } if p == last_pass => {
+                    let d = &CxDst { p: dst, conj };
+                    if fuse {
+                        stage_pair::<T, L, _, _>(st, &plan.stages[s + 1], n, &split_src, d)
+                    } else {
+                        stage_r::<T, L, _, _>(st, n, &split_src, d)
+                    }
+                }
+                _ if fuse => {
+                    stage_pair::<T, L, _, _>(st, &plan.stages[s + 1], n, &split_src, &split_dst)
+                }
+                _ => stage_r::<T, L, _, _>(st, n, &split_src, &split_dst),
+            }
+        }
+    }
+    if let Io::Split { re, im, sre, sim } = io
+        && passes.len() % 2 == 1
     {
         // SAFETY: distinct buffers of n values.
         unsafe {
@@ -877,15 +981,34 @@ trait Sink<T: FftScalar, L: Lanes<T>> {
     unsafe fn store(&self, at: usize, v: Cx<L>);
 }
 
+/// Where logical index `p` of an intermediate buffer lives: the 64-byte lines inside each
+/// 4 KiB page are permuted (line index xor a hash of the page number). A stage's R loads
+/// (n / R apart) and stores (ns apart) are power-of-two strides, which would all map to
+/// the same L1 set and alias on the low 12 address bits; the swizzle spreads them over
+/// different sets. It is a bijection on 0..n (n a multiple of the page, or the identity
+/// when n fits in one page) and moves aligned groups of 64 bytes as a unit, so the W
+/// consecutive values of a vector (at an index multiple of W, W values <= 64 bytes) stay
+/// consecutive. A pure memory layout: no value changes.
+#[inline(always)]
+fn swizzle<T>(p: usize) -> usize {
+    let size = std::mem::size_of::<T>().trailing_zeros();
+    let q = p >> (12 - size);
+    let h = (q ^ (q >> 6) ^ (q >> 12)) & 63;
+    p ^ (h << (6 - size))
+}
+
 struct SplitSrc<T> {
     re: *const T,
     im: *const T,
+    /// The buffers are in the swizzled layout.
+    swz: bool,
 }
 
 impl<T: FftScalar, L: Lanes<T>> Source<T, L> for SplitSrc<T> {
     #[inline(always)]
     unsafe fn load(&self, at: usize) -> Cx<L> {
-        // SAFETY: the caller's (at + W <= n).
+        let at = if self.swz { swizzle::<T>(at) } else { at };
+        // SAFETY: the caller's (at + W <= n; the swizzle keeps the W values in 0..n).
         unsafe { Cx::new(L::load(self.re.add(at)), L::load(self.im.add(at))) }
     }
 }
@@ -893,12 +1016,15 @@ impl<T: FftScalar, L: Lanes<T>> Source<T, L> for SplitSrc<T> {
 struct SplitDst<T> {
     re: *mut T,
     im: *mut T,
+    /// The buffers are in the swizzled layout.
+    swz: bool,
 }
 
 impl<T: FftScalar, L: Lanes<T>> Sink<T, L> for SplitDst<T> {
     #[inline(always)]
     unsafe fn store(&self, at: usize, v: Cx<L>) {
-        // SAFETY: the caller's (at + W <= n).
+        let at = if self.swz { swizzle::<T>(at) } else { at };
+        // SAFETY: the caller's (at + W <= n; the swizzle keeps the W values in 0..n).
         unsafe {
             v.re.store(self.re.add(at));
             v.im.store(self.im.add(at));
@@ -1033,6 +1159,81 @@ unsafe fn stage_v<T: FftScalar, const R: usize, L: Lanes<T>, S, D>(
                 }
                 for (q, x) in v.into_iter().enumerate() {
                     dst.store(base * R + q * w, x);
+                }
+            }
+        }
+    }
+}
+
+/// Smallest n whose radix-8 stages run fused in pairs and whose intermediate buffers are
+/// swizzled (`run_with`): below it the data stays near L1 and the passes cost little.
+const FUSE_MIN: usize = 1 << 14;
+
+/// Two consecutive radix-8 stages, a (ns) and b (8 ns), in one pass over the data, with
+/// exactly the operations of `stage_v` for each (same loads, twiddle products, DFT8 DAGs
+/// and stores; only the order in which butterflies run changes, and the values between
+/// the two stages stay in registers / the stack instead of a buffer).
+///
+/// Stage a's butterfly (k, j) writes output r to t[k 8ns + r ns + j]; stage b's butterfly
+/// i2 = k2 64ns + j2 (j2 < 8ns) reads t[i2 + r2 n/8]. So with k = r2 n/(64 ns) + k2 and
+/// j2 = r ns + j, the 8 butterflies of stage a with fixed (k2, j), r2 = 0..7, produce
+/// exactly the 64 inputs of the 8 butterflies of stage b with j2 = r ns + j, r = 0..7:
+/// stage a's input r of butterfly r2 is src[k2 ns + j + r n/8 + r2 n/64] and stage b's
+/// output r' of butterfly r is dst[k2 64ns + r' 8ns + r ns + j].
+///
+/// # Safety
+/// As for stage_v, and W divides ns = a.ns, b.ns = 8 ns, both radix 8.
+#[inline(always)]
+#[allow(clippy::needless_range_loop)] // r indexes the columns of t, not one array
+unsafe fn stage_pair<T: FftScalar, L: Lanes<T>, S, D>(
+    a: &Stage<T>,
+    b: &Stage<T>,
+    n: usize,
+    src: &S,
+    dst: &D,
+) where
+    S: Source<T, L>,
+    D: Sink<T, L>,
+{
+    let w = L::W;
+    let ns = a.ns;
+    let ns2 = 8 * ns;
+    debug_assert!(a.radix == 8 && b.radix == 8 && b.ns == ns2 && ns.is_multiple_of(w));
+    let (ar, ai) = (a.tw_re.as_ptr(), a.tw_im.as_ptr());
+    let (br, bi) = (b.tw_re.as_ptr(), b.tw_im.as_ptr());
+    let (s8, s64) = (n / 8, n / 64);
+    for k2 in 0..n / (64 * ns) {
+        for j in (0..ns).step_by(w) {
+            // SAFETY: every index is one of stage_v's for stage a (loads, twiddles) or
+            // stage b (twiddles, stores), which are in bounds (see there).
+            unsafe {
+                // t[r2][r]: output r of stage a's butterfly r2 = input r2 of stage b's
+                // butterfly r.
+                let mut t: [[Cx<L>; 8]; 8] = [[Cx::new(L::W8_C, L::W8_C); 8]; 8];
+                for (r2, tr) in t.iter_mut().enumerate() {
+                    let i = k2 * ns + j + r2 * s64;
+                    let mut v: [Cx<L>; 8] = std::array::from_fn(|r| src.load(i + r * s8));
+                    if ns > 1 {
+                        for (r, x) in v.iter_mut().enumerate().skip(1) {
+                            let at = (r - 1) * ns + j;
+                            *x = x.mul(Cx::new(L::load(ar.add(at)), L::load(ai.add(at))));
+                        }
+                    }
+                    dft::<L, 8>(&mut v);
+                    *tr = v;
+                }
+                for r in 0..8 {
+                    let j2 = r * ns + j;
+                    let mut v: [Cx<L>; 8] = std::array::from_fn(|r2| t[r2][r]);
+                    for (r2, x) in v.iter_mut().enumerate().skip(1) {
+                        let at = (r2 - 1) * ns2 + j2;
+                        *x = x.mul(Cx::new(L::load(br.add(at)), L::load(bi.add(at))));
+                    }
+                    dft::<L, 8>(&mut v);
+                    let o = k2 * 64 * ns + j2;
+                    for (r2, x) in v.into_iter().enumerate() {
+                        dst.store(o + r2 * ns2, x);
+                    }
                 }
             }
         }
