@@ -10,13 +10,15 @@
 //! [`stockham`](mod@stockham) (radix-8 autosort stages), [`bluestein`](mod@bluestein)
 //! (every other n), [`ozaki`](mod@ozaki) (exact bf16 slice products for tensor cores);
 //! [`butterflies`](mod@butterflies) holds the operation DAGs both devices evaluate,
-//! [`twiddles`](mod@twiddles) the correctly rounded twiddle tables and
+//! [`twiddles`](mod@twiddles) the correctly rounded twiddle tables, `lanes` the vector
+//! types the stages run on, and
 //! [`plan`](mod@plan) the planner, a pure function of (n, precision).
 
 pub mod bluestein;
 pub mod butterflies;
 pub mod device_plan;
 pub mod dft_gemm;
+pub(crate) mod lanes;
 pub mod ozaki;
 pub mod plan;
 pub(crate) mod scalar;
