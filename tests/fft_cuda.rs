@@ -16,45 +16,11 @@ use candle_repro::fft::{FftPlan, Precision};
 use common::cuda_device;
 use num_complex::Complex32;
 
-const PRECISIONS: [Precision; 3] = [Precision::F32, Precision::Ozaki, Precision::F64Internal];
+#[path = "common/fft_ref.rs"]
+mod fft_ref;
+use fft_ref::special_rows as input;
 
-/// Rows of interleaved (re, im) f32, as in tests/fft_kernel_hostcheck.rs: row r % 8 picks
-/// ordinary values at scales 1, 2^-100, 2^100, 1e-3, a NaN, an infinity, signed zeros or
-/// subnormals.
-fn input(rows: usize, n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed | 1;
-    let mut next = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
-    };
-    let mut v = Vec::with_capacity(rows * n * 2);
-    for r in 0..rows {
-        for j in 0..2 * n {
-            let u = next();
-            let x = match r % 8 {
-                0 => u,
-                1 => u * 2f32.powi(-100),
-                2 => u * 2f32.powi(100),
-                3 => u * 1e-3,
-                4 if j == (7 * n / 5) % (2 * n) => f32::NAN,
-                5 if j == n / 3 => f32::NEG_INFINITY,
-                6 => {
-                    if u < 0.0 {
-                        -0.0
-                    } else {
-                        0.0
-                    }
-                }
-                7 => u * f32::from_bits(0x007F_FFFF),
-                _ => u,
-            };
-            v.push(x);
-        }
-    }
-    v
-}
+const PRECISIONS: [Precision; 3] = [Precision::F32, Precision::Ozaki, Precision::F64Internal];
 
 fn cpu(plan: &FftPlan, inverse: bool, x: &[f32]) -> Vec<u32> {
     let input: Vec<Complex32> = x

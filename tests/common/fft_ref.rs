@@ -145,3 +145,41 @@ pub fn deinterleave(v: &[f32]) -> Vec<Complex32> {
         .map(|c| Complex32::new(c[0], c[1]))
         .collect()
 }
+
+/// Rows of interleaved (re, im) f32 for the bit comparisons of the CUDA mirror (host check
+/// and GPU test): row r % 8 picks the kind (ordinary values at scales
+/// 1, 2^-100, 2^100, 1e-3; a NaN; an infinity; all zeros with signs; subnormals).
+pub fn special_rows(rows: usize, n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed | 1;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+    };
+    let mut v = Vec::with_capacity(rows * n * 2);
+    for r in 0..rows {
+        for j in 0..2 * n {
+            let u = next();
+            let x = match r % 8 {
+                0 => u,
+                1 => u * 2f32.powi(-100),
+                2 => u * 2f32.powi(100),
+                3 => u * 1e-3,
+                4 if j == (7 * n / 5) % (2 * n) => f32::NAN,
+                5 if j == n / 3 => f32::NEG_INFINITY,
+                6 => {
+                    if u < 0.0 {
+                        -0.0
+                    } else {
+                        0.0
+                    }
+                }
+                7 => u * f32::from_bits(0x007F_FFFF),
+                _ => u,
+            };
+            v.push(x);
+        }
+    }
+    v
+}
