@@ -132,15 +132,7 @@ impl SlicedMatrix {
     pub fn apply(&self, x: &[f32], out: &mut [f32]) {
         let k = self.k;
         debug_assert_eq!(x.len(), k);
-        let mut m = 0f32;
-        for &v in x {
-            let a = v.abs();
-            // A NaN compares false and leaves m alone: caught by the finiteness check
-            // below through the explicit test.
-            if a > m || a.is_nan() {
-                m = if a.is_nan() { f32::NAN } else { a };
-            }
-        }
+        let m = max_abs(x);
         if !m.is_finite() {
             out.fill(f32::from_bits(0x7FC0_0000));
             return;
@@ -172,6 +164,20 @@ impl SlicedMatrix {
     }
 }
 
+/// max |x_k| (exact, so order-free), or NaN when any x_k is NaN (a NaN loses every `>`,
+/// so it is tested for explicitly).
+#[inline(always)]
+fn max_abs(x: &[f32]) -> f32 {
+    let mut m = 0f32;
+    for &v in x {
+        let a = v.abs();
+        if a > m || a.is_nan() {
+            m = if a.is_nan() { f32::NAN } else { a };
+        }
+    }
+    m
+}
+
 /// Cuts x (length <= 32, finite, scale exponent e of its max) into SLICES digit
 /// vectors `xd[i][..x.len()]` (module comment).
 #[inline(always)]
@@ -195,10 +201,8 @@ fn split_vector(x: &[f32], e: i32, xd: &mut [[f32; 32]; SLICES]) {
 #[doc(hidden)]
 pub fn slice_vector_for_tests(x: &[f32]) -> Option<(i32, Vec<Vec<f32>>)> {
     assert!(x.len() <= 32);
-    let m = x
-        .iter()
-        .fold(0f32, |m, v| if v.abs() > m { v.abs() } else { m });
-    if x.iter().any(|v| !v.is_finite()) || m == 0.0 {
+    let m = max_abs(x);
+    if !m.is_finite() || m == 0.0 {
         return None;
     }
     let e = scale_exponent(m);
@@ -260,9 +264,11 @@ mod tests {
             f32::from_bits(1),
             1.0e-30,
         ] {
-            let e = scale_exponent(m) as f64;
+            let e = scale_exponent(m);
+            // 2^e as an f64, exact from its bits (e is within f64's normal range here).
+            let p = |e: i32| f64::from_bits(((e + 1023) as u64) << 52);
             let m = m as f64;
-            assert!(m < 2f64.powf(e) && m >= 2f64.powf(e - 1.0), "{m} {e}");
+            assert!(m < p(e) && m >= p(e - 1), "{m} {e}");
         }
     }
 
