@@ -101,13 +101,14 @@ impl<T: FftScalar> Kernel<T> {
                 im.copy_from_slice(oi);
             }
             Kernel::Gemm(_, Some(w)) => {
-                let mut v: Vec<Cx<T>> = re
-                    .iter()
-                    .zip(im.iter())
-                    .map(|(&a, &b)| Cx::new(a, b))
-                    .collect();
-                T::apply_sliced(w, &mut v);
-                for (k, z) in v.into_iter().enumerate() {
+                // n <= DFT_GEMM_MAX: a stack buffer, no allocation per row.
+                let mut buf = [Cx::<T>::default(); DFT_GEMM_MAX];
+                let v = &mut buf[..re.len()];
+                for (z, (&a, &b)) in v.iter_mut().zip(re.iter().zip(im.iter())) {
+                    *z = Cx::new(a, b);
+                }
+                T::apply_sliced(w, v);
+                for (k, z) in v.iter().enumerate() {
                     re[k] = z.re;
                     im[k] = z.im;
                 }
