@@ -5,8 +5,10 @@
 //   static bool in_fast_domain(float x);
 //   static double fast(float x);
 //   static double accurate(float x);
-// The Rust slice kernels (map_generic) give the same bits as the scalar `eval` (their
-// fallback is `eval`), so the device kernels simply run `eval` on every element.
+// The Rust slice kernels (map_generic) give the same bits as the scalar `eval`: their
+// cheaper vector rounding test (Format::round_if_certain_fast) is sound and hands every
+// lane it does not settle to `eval`. So the device kernels simply run `eval` on every
+// element.
 #pragma once
 
 #include "round.cuh"

@@ -26,6 +26,14 @@ pub trait Format: Copy + Send + Sync + 'static {
     fn round(y: f64) -> Self;
     /// The bits, widened to u32, for bit comparisons.
     fn bits(self) -> u32;
+    /// The rounding test of the vector loops: `(round(y), true)` only when every number
+    /// within relative distance `err` of `y` rounds to that value. May answer false more
+    /// often than [`round_if_certain`] (the caller then runs the full test), never less
+    /// soundly. The default is [`round_if_certain`] itself.
+    #[inline(always)]
+    fn round_if_certain_fast(y: f64, err: f64) -> (Self, bool) {
+        round_if_certain::<Self>(y, err)
+    }
 }
 
 /// 2^k as an f64, for -1022 <= k <= 1023, built from its bits.
@@ -71,6 +79,29 @@ impl Format for f32 {
     #[inline(always)]
     fn bits(self) -> u32 {
         self.to_bits()
+    }
+    /// The test read off y's bits, for results in f32's normal range: y's f64 significand
+    /// has 29 bits below f32's last one, and the midpoints between f32 neighbours are the
+    /// doubles whose low 29 bits are 2^28. e|y| is below `err` 2^53 ulps of y (|y| <
+    /// 2^(e_y + 1), ulp(y) = 2^(e_y - 52)); an interval of that many ulps around y that keeps
+    /// its low bits away from 2^28 holds no midpoint, also where it reaches into a
+    /// neighbouring binade (the bits there are near 0 or 2^29, far from 2^28). Then the
+    /// one IEEE conversion `y as f32` is the rounding of every point. Four integer and
+    /// compare operations instead of two conversions with NaN handling.
+    #[inline(always)]
+    fn round_if_certain_fast(y: f64, err: f64) -> (f32, bool) {
+        const LOW_MASK: u64 = (1 << 29) - 1;
+        const MIDPOINT: u64 = 1 << 28;
+        // Tolerance in ulps of y, rounded up. err <= 2^-30 for every caller, so this is far
+        // below 2^28.
+        let tol = (err * f64::from_bits(0x4340_0000_0000_0000)) as u64 + 1; // err * 2^53
+        let low = y.to_bits() & LOW_MASK;
+        // low in [2^28 - tol, 2^28 + tol] <=> (low + tol - 2^28) mod 2^64 <= 2 tol.
+        let far = low.wrapping_add(tol.wrapping_sub(MIDPOINT)) > 2 * tol;
+        let a = y.abs();
+        // Normal f32 range and finite (NaN fails both): subnormal results take the full test.
+        let normal = a >= f64::from_bits(0x3810_0000_0000_0000) && a <= f64::MAX; // 2^-126
+        (y as f32, far & normal)
     }
 }
 
@@ -219,6 +250,53 @@ mod tests {
                 assert_eq!(f16_bits_to_f32(h).to_bits(), v.to_f32().to_bits());
             }
         }
+    }
+
+    /// The f32 bit test never claims more than the interval allows: whenever it is sure,
+    /// both ends of the interval (computed exactly: y +- y err with err a power of two)
+    /// round to its answer. Inputs crowd the midpoints, the binade edges, f32's normal
+    /// limits and overflow, where an unsound test would fail.
+    #[test]
+    fn f32_bit_test_is_sound() {
+        let mut s = 0x853C_49E6_748F_EA9Bu64;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let (mut sure, mut total) = (0u64, 0u64);
+        for i in 0..3_000_000u64 {
+            let r = next();
+            // An f32 neighbourhood: a random f32 (exponents across f32's range and just
+            // beyond), plus an offset of a few hundred f64 ulps around a midpoint or a
+            // representable value.
+            let e = (r % 300) as i64 - 150 + 1023;
+            let f32_sig = (next() & ((1 << 23) - 1)) << 29;
+            let base = ((e as u64) << 52) | f32_sig;
+            let off = (next() % 4096) as i64 - 2048;
+            let center = if i % 2 == 0 { 1i64 << 28 } else { 0 };
+            let bits = (base as i64 + center + off) as u64 | ((r >> 63) << 63);
+            let y = f64::from_bits(bits);
+            let err = pow2(-(40 + (next() % 12) as i32)); // 2^-40 .. 2^-51
+            let (v, ok) = <f32 as Format>::round_if_certain_fast(y, err);
+            total += 1;
+            if ok {
+                sure += 1;
+                // d = |y| err is exact (err is a power of two); y +- d round to within half
+                // an f64 ulp of the true ends, far below the f32 spacing being tested.
+                let d = y.abs() * err;
+                for end in [y - d, y + d] {
+                    assert_eq!(
+                        <f32 as Format>::round(end).to_bits(),
+                        v.to_bits(),
+                        "y = {y:e} ({bits:#x}), err = {err:e}"
+                    );
+                }
+            }
+        }
+        // Half the inputs sit right on a midpoint: roughly the other half must be settled.
+        assert!(sure * 3 > total, "settled only {sure} of {total}");
     }
 
     #[test]

@@ -11,6 +11,13 @@
 //!   odd in f64 (double-double evaluation, see [`crate::math::dd`]); one more rounding to
 //!   f32, bf16 or f16 is then correct.
 //!
+//! The slice kernel runs `fast` and the format's cheaper vector rounding test
+//! ([`Format::round_if_certain_fast`]: for f32, a look at the low bits of the f64 result)
+//! on every lane of a chunk, then gives each lane that test did not settle to `eval`,
+//! which tries the full test and then the accurate path. Both tests are sound, so the
+//! result is the correctly rounded value either way: the slice kernels and `eval` give the
+//! same bits (the tests check it, and `verify_math` does on all 2^32 f32 inputs).
+//!
 //! The slice kernel runs the same scalar code over chunks of lanes; the compiler
 //! vectorizes it, and the AVX2/AVX-512 copies are this same code compiled with those
 //! target features, FMA included. The math core uses no fused multiply-add and Rust never
@@ -65,19 +72,21 @@ fn map_generic<U: CrUnary, F: Format>(xs: &[F], out: &mut [MaybeUninit<F>]) {
     let mut x_chunks = xs.chunks_exact(LANES);
     let mut o_chunks = out.chunks_exact_mut(LANES);
     for (x, o) in (&mut x_chunks).zip(&mut o_chunks) {
-        let mut sure = [false; LANES];
+        // Bit i set: lane i must be redone. A register mask, not a bool array: byte
+        // stores re-read as wider words stall store forwarding in every chunk.
+        let mut unsure = 0u32;
         for i in 0..LANES {
             let xf = x[i].to_f32();
-            let (r, certain) = round_if_certain::<F>(U::fast(xf), test_err::<U>());
+            let (r, certain) = F::round_if_certain_fast(U::fast(xf), test_err::<U>());
             o[i] = MaybeUninit::new(r);
-            sure[i] = certain & U::in_fast_domain(xf);
+            unsure |= ((!(certain & U::in_fast_domain(xf))) as u32) << i;
         }
-        if sure.iter().any(|&s| !s) {
-            // Rare: special inputs or results too close to a rounding boundary. Only those
-            // lanes are redone.
+        if unsure != 0 {
+            // Rare: special inputs, results too close to a rounding boundary or outside the
+            // fast test's range. Only those lanes are redone, with the full test first.
             for i in 0..LANES {
-                if !sure[i] {
-                    o[i] = MaybeUninit::new(F::round(U::accurate(x[i].to_f32())));
+                if unsure & (1 << i) != 0 {
+                    o[i] = MaybeUninit::new(eval::<U, F>(x[i].to_f32()));
                 }
             }
         }
