@@ -13,6 +13,7 @@
 #include "math/common.cuh"
 #include "math/round.cuh"
 #include "math/dd.cuh"
+#include "math/recip.cuh"
 #include "math/unary.cuh"
 #include "math/exp.cuh"
 #include "math/log.cuh"

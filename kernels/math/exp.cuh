@@ -352,6 +352,17 @@ RM_FN double expm1_q(double r) {
     return r + (r * r) * (Q_EXPM1_2 + r * (Q_EXPM1_3 + r * (Q_EXPM1_4 + r * Q_EXPM1_5)));
 }
 
+// e^x for an f32 argument, 2^-44 relative for |x| <= 128 (Rust exp_f32_fast).
+RM_FN double exp_f32_fast(float x) {
+    uint32_t j;
+    uint64_t m;
+    double w;
+    reduce_f32(x, &j, &m, &w);
+    double t = f64_from_bits(RM_TABLE(EXP2_TABLE)[2 * j]);
+    double q = w * (P_EXP_W1 + w * (P_EXP_W2 + w * (P_EXP_W3 + w * P_EXP_W4)));
+    return (t + t * q) * pow2_m(m);
+}
+
 RM_FN double exp_fast_f64(double x) {
     x = x > CLAMP_HI_EXP ? CLAMP_HI_EXP : x;
     x = x < CLAMP_LO ? CLAMP_LO : x;
@@ -470,16 +481,7 @@ RM_FN DD expm1_dd(DD x) {
 struct Exp {
     RM_FN static double fast_rel_err() { return m_exp::F32_FAST_REL_ERR; }
     RM_FN static bool in_fast_domain(float x) { return fabs_((double)x) <= m_exp::FAST_MAX; }
-    RM_FN static double fast(float x) {
-        using namespace m_exp;
-        uint32_t j;
-        uint64_t m;
-        double w;
-        reduce_f32(x, &j, &m, &w);
-        double t = f64_from_bits(RM_TABLE(EXP2_TABLE)[2 * j]);
-        double q = w * (P_EXP_W1 + w * (P_EXP_W2 + w * (P_EXP_W3 + w * P_EXP_W4)));
-        return (t + t * q) * pow2_m(m);
-    }
+    RM_FN static double fast(float x) { return m_exp::exp_f32_fast(x); }
     RM_FN static double accurate(float xf) {
         using namespace m_exp;
         double x = (double)xf;

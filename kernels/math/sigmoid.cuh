@@ -5,20 +5,25 @@
 #pragma once
 
 #include "exp.cuh"
+#include "recip.cuh"
 #include "tanh.cuh"
 
 namespace repro {
 namespace m_sigmoid {
 
 constexpr double U = 0x1.0000000000000p-53;  // 0x3CA0000000000000
-constexpr double FAST_MAX = 0x1.5e00000000000p+9;  // 0x4085E00000000000
+constexpr double FAST_MAX = 0x1.0000000000000p+7;  // 0x4060000000000000
 constexpr double SAT_HIGH = 0x1.4000000000000p+5;  // 0x4044000000000000
 constexpr double SAT_LOW = -0x1.9000000000000p+7;  // 0xC069000000000000
 constexpr double ONE_MINUS_U = 0x1.fffffffffffffp-1;  // 0x3FEFFFFFFFFFFFFF
 constexpr double TINY = 0x0.0000000000001p-1022;  // 0x0000000000000001
 
 
-RM_FN double exp_neg(double x) { return m_exp::exp_fast_f64(-x); }
+RM_FN double sigmoid_fast(float x) {
+    double e = m_exp::exp_f32_fast(-fabs_f32(x));
+    double r = m_recip::recip(1.0 + e);
+    return x >= 0.0f ? r : e * r;
+}
 
 RM_FN DD sigmoid_dd(double x) {
     if (x >= -1.0) {
@@ -29,14 +34,14 @@ RM_FN DD sigmoid_dd(double x) {
     }
 }
 
-constexpr double FAST_REL_ERR = 2.0 * m_exp::EXP_FAST_F64_REL_ERR + 3.0 * U;
+constexpr double FAST_REL_ERR = 1.5 * m_exp::F32_FAST_REL_ERR + m_recip::RECIP_REL_ERR + 4.0 * U;
 
 }  // namespace m_sigmoid
 
 struct Sigmoid {
     RM_FN static double fast_rel_err() { return m_sigmoid::FAST_REL_ERR; }
     RM_FN static bool in_fast_domain(float x) { return fabs_((double)x) <= m_sigmoid::FAST_MAX; }
-    RM_FN static double fast(float x) { return 1.0 / (1.0 + m_sigmoid::exp_neg((double)x)); }
+    RM_FN static double fast(float x) { return m_sigmoid::sigmoid_fast(x); }
     RM_FN static double accurate(float xf) {
         using namespace m_sigmoid;
         double x = (double)xf;
@@ -59,10 +64,7 @@ struct Sigmoid {
 struct Silu {
     RM_FN static double fast_rel_err() { return m_sigmoid::FAST_REL_ERR; }
     RM_FN static bool in_fast_domain(float x) { return fabs_((double)x) <= m_sigmoid::FAST_MAX; }
-    RM_FN static double fast(float xf) {
-        double x = (double)xf;
-        return x / (1.0 + m_sigmoid::exp_neg(x));
-    }
+    RM_FN static double fast(float x) { return ((double)x) * m_sigmoid::sigmoid_fast(x); }
     RM_FN static double accurate(float xf) {
         using namespace m_sigmoid;
         double x = (double)xf;

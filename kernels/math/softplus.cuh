@@ -5,6 +5,7 @@
 
 #include "exp.cuh"
 #include "log.cuh"
+#include "recip.cuh"
 
 namespace repro {
 namespace m_softplus {
@@ -19,26 +20,25 @@ constexpr double H6 = 0x1.10ac75dc602b1p-4;  // 0x3FB10AC75DC602B1
 constexpr double H7 = 0x1.eb905e8575054p-5;  // 0x3FAEB905E8575054
 constexpr double H8 = 0x1.687a6e7c95176p-5;  // 0x3FA687A6E7C95176
 constexpr double H9 = 0x1.4b0a26c5f2aefp-4;  // 0x3FB4B0A26C5F2AEF
-constexpr double FAST_MIN = -0x1.5e00000000000p+9;  // 0xC085E00000000000
+constexpr double FAST_MAX = 0x1.0000000000000p+7;  // 0x4060000000000000
 constexpr double SAT_HIGH = 0x1.4000000000000p+5;  // 0x4044000000000000
 constexpr double SAT_LOW = -0x1.9000000000000p+7;  // 0xC069000000000000
 constexpr double TINY = 0x0.0000000000001p-1022;  // 0x0000000000000001
 
-constexpr double FAST_REL_ERR = 4.0 * m_exp::EXP_FAST_F64_REL_ERR;
+constexpr double FAST_REL_ERR = 2.0 * m_exp::F32_FAST_REL_ERR;
 
 }  // namespace m_softplus
 
 struct Softplus {
     RM_FN static double fast_rel_err() { return m_softplus::FAST_REL_ERR; }
     RM_FN static bool in_fast_domain(float xf) {
-        double x = (double)xf;
-        return x >= m_softplus::FAST_MIN && x < F64(0x7FF0000000000000);
+        return fabs_((double)xf) <= m_softplus::FAST_MAX;
     }
     RM_FN static double fast(float xf) {
         using namespace m_softplus;
+        double e = m_exp::exp_f32_fast(-fabs_f32(xf));
         double x = (double)xf;
-        double e = m_exp::exp_fast_f64(-fabs_(x));
-        double s = e / (2.0 + e);
+        double s = e * m_recip::recip(2.0 + e);
         double t = s * s;
         double t2 = t * t;
         double t4 = t2 * t2;

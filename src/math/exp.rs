@@ -104,9 +104,12 @@ const TINY: f64 = f64::from_bits(1);
 /// -(1 - 2^-53) (0xBFEFFFFFFFFFFFFF): the odd double just above -1.
 const MINUS_ONE_PLUS: f64 = f64::from_bits(0xBFEF_FFFF_FFFF_FFFF);
 
-/// Relative error of `Exp::fast` and `Expm1::fast` for |x| <= 128 (module header): 2^-44.
-const F32_FAST_REL_ERR: f64 = f64::from_bits(0x3D30_0000_0000_0000);
-/// Relative error of [`exp_fast_f64`] on its domain (see the module header): 2^-51.
+/// Relative error of `Exp::fast` ([`exp_f32_fast`]) and `Expm1::fast` for |x| <= 128
+/// (module header): 2^-44.
+pub(crate) const F32_FAST_REL_ERR: f64 = f64::from_bits(0x3D30_0000_0000_0000);
+/// Relative error of [`exp_fast_f64`] on its domain (see the module header): 2^-51. The
+/// bound softmax's analysis cites; `fast_cores_match_libm` checks it.
+#[allow(dead_code)]
 pub(crate) const EXP_FAST_F64_REL_ERR: f64 = f64::from_bits(0x3CC0_0000_0000_0000);
 /// Relative error of [`expm1_fast_f64`] on its domain (see the module header): 2^-50.
 pub(crate) const EXPM1_FAST_F64_REL_ERR: f64 = f64::from_bits(0x3CD0_0000_0000_0000);
@@ -178,6 +181,20 @@ pub(crate) fn exp_fast_f64(x: f64) -> f64 {
     // Two exact scalings so that subnormal results are rounded once, and overflow is inf.
     let (s1, s2) = pow2_m_halves(m);
     (y * s1) * s2
+}
+
+/// e^x for an f32 argument, branch-free and total: relative error <= [`F32_FAST_REL_ERR`]
+/// (2^-44) for |x| <= 128; garbage (but no panic) outside. The f32 `Exp` fast path, also
+/// used by sigmoid and silu.
+#[inline(always)]
+pub(crate) fn exp_f32_fast(x: f32) -> f64 {
+    // |x| <= 128 on the domain: 2^n is a normal double, one exact scaling. Outside it
+    // the value is garbage but nothing panics (masked index, wrapping shifts).
+    // The reduction of `reduce_f32`: cheaper than `reduce`, for |x| <= 128.
+    let (j, m, w) = reduce_f32(x);
+    let t = f64::from_bits(EXP2_TABLE[j].0);
+    let q = w * (P_EXP_W1 + w * (P_EXP_W2 + w * (P_EXP_W3 + w * P_EXP_W4)));
+    (t + t * q) * pow2_m(m)
 }
 
 /// e^x - 1, branch-free and total. Relative error <= [`EXPM1_FAST_F64_REL_ERR`] (2^-50)
@@ -315,13 +332,7 @@ impl CrUnary for Exp {
 
     #[inline(always)]
     fn fast(x: f32) -> f64 {
-        // |x| <= 128 on the domain: 2^n is a normal double, one exact scaling. Outside it
-        // the value is garbage but nothing panics (masked index, wrapping shifts).
-        // The reduction of `reduce_f32`: cheaper than `reduce`, for |x| <= 128.
-        let (j, m, w) = reduce_f32(x);
-        let t = f64::from_bits(EXP2_TABLE[j].0);
-        let q = w * (P_EXP_W1 + w * (P_EXP_W2 + w * (P_EXP_W3 + w * P_EXP_W4)));
-        (t + t * q) * pow2_m(m)
+        exp_f32_fast(x)
     }
 
     fn accurate(x: f32) -> f64 {

@@ -1,15 +1,16 @@
 //! Logistic sigmoid 1/(1 + e^-x) and SiLU x/(1 + e^-x), correctly rounded as a whole.
 //!
-//! * Fast path: E = `exp_fast_f64(-x)`, then sigmoid = 1/(1 + E) and silu = x/(1 + E):
-//!   one exp and one division, no cancellation. Error, with u = 2^-53 and
-//!   e = EXP_FAST_F64_REL_ERR: E = e^-x (1 + t1), |t1| <= e, so
-//!   1 + E = (1 + e^-x)(1 + t1 e^-x/(1 + e^-x)) has relative error below e (the factor
-//!   e^-x/(1 + e^-x) is below 1); rounding the sum and the quotient adds two factors
-//!   (1 + t), |t| <= u (x itself is exact in f64). Total
-//!   (1 + u)^2/(1 - e) - 1 < 1.001 e + 2.001 u; FAST_REL_ERR = 2e + 3u (generous).
-//!   Fast domain: |x| <= 700 (e^700 < 2^1010: exp stays finite and normal; beyond it the
-//!   accurate path answers directly). `exp_fast_f64` is total (it clamps its argument),
-//!   so every lane of a vector loop is safe.
+//! * Fast path, with a = |x|: E = `exp_f32_fast(-a)` in (0, 1], d = 1 + E in (1, 2],
+//!   r = `recip(d)` (no f64 division); sigmoid = r for x >= 0 and E r for x < 0
+//!   (1/(1 + e^a) = e^-a/(1 + e^-a)), silu = x times that. Neither the sum nor the
+//!   reciprocal can overflow, and there is no cancellation. Error, with u = 2^-53,
+//!   e = F32_FAST_REL_ERR = 2^-44 and p = RECIP_REL_ERR = 2^-45 = e/2: E = e^-a (1 + t1),
+//!   |t1| <= e, so 1 + E = (1 + e^-a)(1 + t1 e^-a/(1 + e^-a)) is off by at most e/2
+//!   (e^-a <= 1); the sum rounds (u), the reciprocal adds p, E r adds e and u, and x
+//!   times it adds u: at most e/2 + p + e + 3u = 2e + 3u to first order; FAST_REL_ERR =
+//!   1.5e + p + 4u = 2e + 4u covers the second-order terms (~2^-86).
+//!   Fast domain: |x| <= 128 (where `exp_f32_fast` holds; sigmoid(-128) < 2^-184 is far
+//!   below every output format anyway, and the accurate path answers beyond).
 //! * Accurate path: sigmoid(x) = 1/2 + tanh(x/2)/2 with [`tanh_dd`] (~2^-99, relative,
 //!   also for tiny x where it uses the odd series), for x >= -1: adding 1/2 cancels at most
 //!   a factor 1/(2 sigmoid(-1)) < 2, and the tiny-x structure 1/2 + x/4 - x^3/48 (whose
@@ -25,7 +26,8 @@
 //!   silu(±0) = ±0, silu(+inf) = +inf, silu(-inf) = -0; NaN -> NaN.
 
 use super::dd::{DD, round_odd};
-use super::exp::{EXP_FAST_F64_REL_ERR, exp_dd, exp_fast_f64};
+use super::exp::{F32_FAST_REL_ERR, exp_dd, exp_f32_fast};
+use super::recip::{RECIP_REL_ERR, recip};
 use super::tanh::tanh_dd;
 use super::unary::CrUnary;
 
@@ -34,8 +36,8 @@ pub(crate) struct Silu;
 
 /// 2^-53 (0x3CA0000000000000): the unit roundoff of f64.
 const U: f64 = f64::from_bits(0x3CA0_0000_0000_0000);
-/// 700.0 (0x4085E00000000000): fast-domain limit.
-const FAST_MAX: f64 = f64::from_bits(0x4085_E000_0000_0000);
+/// 128.0 (0x4060000000000000): fast-domain limit, that of `exp_f32_fast`.
+const FAST_MAX: f64 = f64::from_bits(0x4060_0000_0000_0000);
 /// 40.0 (0x4044000000000000): above it 1 - sigmoid(x) < e^-40 < 2^-57.
 const SAT_HIGH: f64 = f64::from_bits(0x4044_0000_0000_0000);
 /// -200.0 (0xC069000000000000): below it sigmoid(x) < e^-200 < 2^-288.
@@ -45,10 +47,13 @@ const ONE_MINUS_U: f64 = f64::from_bits(0x3FEF_FFFF_FFFF_FFFF);
 /// 2^-1074 (0x0000000000000001): the smallest positive f64, odd.
 const TINY: f64 = f64::from_bits(1);
 
-/// e^-x (x as f64, exact). `exp_fast_f64` is total (it clamps its argument itself).
+/// sigmoid(x) in f64, for |x| <= 128 (module header); total (garbage, never a panic,
+/// elsewhere).
 #[inline(always)]
-fn exp_neg(x: f64) -> f64 {
-    exp_fast_f64(-x)
+fn sigmoid_fast(x: f32) -> f64 {
+    let e = exp_f32_fast(-x.abs());
+    let r = recip(1.0 + e);
+    if x >= 0.0 { r } else { e * r }
 }
 
 /// sigmoid(x) as a double-double (~2^-99 relative) for -200 <= x < 40.
@@ -62,7 +67,7 @@ fn sigmoid_dd(x: f64) -> DD {
 }
 
 impl CrUnary for Sigmoid {
-    const FAST_REL_ERR: f64 = 2.0 * EXP_FAST_F64_REL_ERR + 3.0 * U;
+    const FAST_REL_ERR: f64 = 1.5 * F32_FAST_REL_ERR + RECIP_REL_ERR + 4.0 * U;
 
     #[inline(always)]
     fn in_fast_domain(x: f32) -> bool {
@@ -71,7 +76,7 @@ impl CrUnary for Sigmoid {
 
     #[inline(always)]
     fn fast(x: f32) -> f64 {
-        1.0 / (1.0 + exp_neg(x as f64))
+        sigmoid_fast(x)
     }
 
     fn accurate(x: f32) -> f64 {
@@ -93,7 +98,7 @@ impl CrUnary for Sigmoid {
 }
 
 impl CrUnary for Silu {
-    const FAST_REL_ERR: f64 = 2.0 * EXP_FAST_F64_REL_ERR + 3.0 * U;
+    const FAST_REL_ERR: f64 = 1.5 * F32_FAST_REL_ERR + RECIP_REL_ERR + 4.0 * U;
 
     #[inline(always)]
     fn in_fast_domain(x: f32) -> bool {
@@ -102,8 +107,7 @@ impl CrUnary for Silu {
 
     #[inline(always)]
     fn fast(x: f32) -> f64 {
-        let x = x as f64;
-        x / (1.0 + exp_neg(x))
+        (x as f64) * sigmoid_fast(x)
     }
 
     fn accurate(x: f32) -> f64 {

@@ -3,26 +3,25 @@
 //! softplus(x) = max(x, 0) + log1p(e^-|x|): the exponential never overflows, log1p's
 //! argument lies in (0, 1], and for x > 0 both terms are positive (no cancellation).
 //!
-//! * Fast path: E = `exp_fast_f64(-|x|)` in [0, 1] (total: exp clamps its argument, so
-//!   every lane is safe), then log1p(E) = 2 atanh(s) with s = E/(2 + E) in [0, 1/3]:
-//!   2 atanh(s) = 2s (1 + t H(t)), t = s^2 <= 1/9, H a degree-9 polynomial (Estrin;
-//!   `tools/gen_softplus_coeffs.py`, relative error of 1 + tH 2^-56.96 on a 6001-point
-//!   grid). No table and no cancellation: one exp, one division, 12 multiply-adds.
-//!   Result max(x, 0) + L. Error, with u = 2^-53 and e1 = EXP_FAST_F64_REL_ERR = 4u:
+//! * Fast path: E = `exp_f32_fast(-|x|)` in (0, 1], then log1p(E) = 2 atanh(s) with
+//!   s = E/(2 + E) = E `recip`(2 + E) in (0, 1/3]: 2 atanh(s) = 2s (1 + t H(t)),
+//!   t = s^2 <= 1/9, H a degree-9 polynomial (Estrin; `tools/gen_softplus_coeffs.py`,
+//!   relative error of 1 + tH 2^-56.96 on a 6001-point grid). No table, no f64 division
+//!   and no cancellation. Result max(x, 0) + L. Error, with u = 2^-53,
+//!   e1 = F32_FAST_REL_ERR = 2^-44 and p = RECIP_REL_ERR = 2^-45:
 //!   - s: d ln s / d ln E = 2/(2 + E) <= 1, so E's error moves s by at most e1; the sum
-//!     2 + E and the division add u each: |ds/s| <= e1 + 2u (first order).
+//!     2 + E (u), the reciprocal (p) and the product (u) add: |ds/s| <= e1 + p + 2u.
 //!   - 2 atanh(s) as a function of s: d ln / d ln s = s/((1 - s^2) atanh s) <= 9/8
-//!     (atanh s >= s, s <= 1/3): (9/8)(e1 + 2u) = 6.75u.
+//!     (atanh s >= s, s <= 1/3): (9/8)(1.5 e1 + 2u) = 1.6875 e1 + 2.25u.
 //!   - evaluation: t H(t) <= 0.04, so the roundings of t, of the Estrin steps (all terms
 //!     positive, H ~ 1/3, every partial sum within 4u relative) and of the two products
 //!     move L by < 0.04 * 7u; the final sum 2s + 2s(tH) adds u; polynomial 2^-56.96 =
-//!     0.07u.
-//!     L: < 6.75u + 0.28u + u + 0.07u < 8.1u.
-//!   - for x > 0, x + L (both positive) adds u: below 9.1u (second-order terms are far
-//!     below u). FAST_REL_ERR = 16u = 2^-49.
+//!     0.07u. L: < 1.6875 e1 + 3.6u.
+//!   - for x > 0, x + L (both positive) adds u: below 1.6875 e1 + 4.6u < 1.7 e1
+//!     (second-order terms are far below u). FAST_REL_ERR = 2 e1 = 2^-43.
 //!
-//!   Fast domain: -700 <= x < +inf (e^-700 > 2^-1011 is a normal f64, so E keeps its
-//!   relative accuracy; for x > 700, E may underflow but L < 2^-1000 x is negligible).
+//!   Fast domain: |x| <= 128, where `exp_f32_fast` holds (softplus(-128) < 2^-184 is below
+//!   every output format; beyond 40 the accurate path answers at once).
 //! * Accurate path: x <= 0: `log1p_dd(exp_dd(x))`; x > 0: x + `log1p_dd(exp_dd(-x))`.
 //!   exp_dd and log1p_dd are ~2^-100 relative; exp's error is carried through log1p with
 //!   a factor at most 1 (as above), the final double-double addition adds 3u^2: ~2^-98.
@@ -34,8 +33,9 @@
 //! * Exceptional inputs: softplus(+inf) = +inf, softplus(-inf) = +0, NaN -> NaN.
 
 use super::dd::{DD, round_odd};
-use super::exp::{EXP_FAST_F64_REL_ERR, exp_dd, exp_fast_f64};
+use super::exp::{F32_FAST_REL_ERR, exp_dd, exp_f32_fast};
 use super::log::log1p_dd;
+use super::recip::{RECIP_REL_ERR, recip};
 use super::unary::CrUnary;
 
 pub(crate) struct Softplus;
@@ -62,8 +62,8 @@ const H7: f64 = f64::from_bits(0x3FAE_B905_E857_5054);
 const H8: f64 = f64::from_bits(0x3FA6_87A6_E7C9_5176);
 /// H_9 ~ 0.08082022805971766
 const H9: f64 = f64::from_bits(0x3FB4_B0A2_6C5F_2AEF);
-/// -700.0 (0xC085E00000000000): fast-domain limit.
-const FAST_MIN: f64 = f64::from_bits(0xC085_E000_0000_0000);
+/// 128.0 (0x4060000000000000): fast-domain limit, that of `exp_f32_fast`.
+const FAST_MAX: f64 = f64::from_bits(0x4060_0000_0000_0000);
 /// 40.0 (0x4044000000000000): above it 0 < softplus(x) - x < e^-40 < 2^-57.
 const SAT_HIGH: f64 = f64::from_bits(0x4044_0000_0000_0000);
 /// -200.0 (0xC069000000000000): below it softplus(x) < e^-200 < 2^-288.
@@ -72,21 +72,23 @@ const SAT_LOW: f64 = f64::from_bits(0xC069_0000_0000_0000);
 const TINY: f64 = f64::from_bits(1);
 
 impl CrUnary for Softplus {
-    // 16u = 2^-49 (header), as 4 e1 with e1 = EXP_FAST_F64_REL_ERR = 2^-51 = 4u.
-    const FAST_REL_ERR: f64 = 4.0 * EXP_FAST_F64_REL_ERR;
+    // 2 e1 = 2^-43 (header), e1 = F32_FAST_REL_ERR; the header's sum takes p <= e1/2.
+    const FAST_REL_ERR: f64 = {
+        assert!(RECIP_REL_ERR <= 0.5 * F32_FAST_REL_ERR);
+        2.0 * F32_FAST_REL_ERR
+    };
 
     #[inline(always)]
     fn in_fast_domain(x: f32) -> bool {
-        let x = x as f64;
-        (FAST_MIN..f64::INFINITY).contains(&x)
+        (x as f64).abs() <= FAST_MAX
     }
 
     #[inline(always)]
     fn fast(x: f32) -> f64 {
+        // Total for every lane: exp_f32_fast masks its table index.
+        let e = exp_f32_fast(-x.abs());
         let x = x as f64;
-        // exp_fast_f64 clamps its argument itself: total for every lane.
-        let e = exp_fast_f64(-x.abs());
-        let s = e / (2.0 + e);
+        let s = e * recip(2.0 + e);
         let t = s * s;
         // Estrin's scheme: short dependency chains for the vector loop.
         let t2 = t * t;
