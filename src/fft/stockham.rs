@@ -427,16 +427,15 @@ unsafe fn run_with<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
             )
         },
     };
-    // The passes over the data, as (first stage, fused): one stage, or two consecutive
-    // radix-8 stages fused when the first has ns >= W (see `stage_pair`); a fixed array,
-    // so no allocation per transform.
+    // The passes over the data, as (first stage, fused): one stage, or a radix-8 stage
+    // with ns >= W fused with the stage after it (see `stage_pair`); a fixed array, so no
+    // allocation per transform.
     let mut pass_buf = [(0usize, false); usize::BITS as usize];
     let mut count = 0;
     let mut s = 0;
     while s < plan.stages.len() {
         let st = &plan.stages[s];
-        let fuse =
-            st.radix == 8 && st.ns >= L::W && plan.stages.get(s + 1).is_some_and(|b| b.radix == 8);
+        let fuse = st.radix == 8 && st.ns >= L::W && s + 1 < plan.stages.len();
         pass_buf[count] = (s, fuse);
         count += 1;
         s += if fuse { 2 } else { 1 };
@@ -460,8 +459,8 @@ unsafe fn run_with<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
             swz: p < last_pass,
         };
         // SAFETY (all passes): each buffer is n long; src and dst are different pairs, or
-        // the interleaved input and the scratch; a fused pair is two radix-8 stages with
-        // W <= ns (checked above).
+        // the interleaved input and the scratch; a fused pair is a radix-8 stage with
+        // W <= ns and the stage after it (checked above).
         unsafe {
             match io {
                 Io::Interleaved { src, conj, .. } if p == 0 => {
@@ -471,13 +470,13 @@ unsafe fn run_with<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
                 Io::Interleaved { dst, conj, .. } if p == last_pass => {
                     let d = &CxDst { p: dst, conj };
                     if fuse {
-                        stage_pair::<T, L, _, _>(st, &plan.stages[s + 1], n, &split_src, d)
+                        stage_pair_r::<T, L, _, _>(st, &plan.stages[s + 1], n, &split_src, d)
                     } else {
                         stage_r::<T, L, _, _>(st, n, &split_src, d)
                     }
                 }
                 _ if fuse => {
-                    stage_pair::<T, L, _, _>(st, &plan.stages[s + 1], n, &split_src, &split_dst)
+                    stage_pair_r::<T, L, _, _>(st, &plan.stages[s + 1], n, &split_src, &split_dst)
                 }
                 _ => stage_r::<T, L, _, _>(st, n, &split_src, &split_dst),
             }
@@ -711,23 +710,24 @@ unsafe fn stage_v<T: FftScalar, const R: usize, L: Lanes<T>, S, D>(
 /// swizzled (`run_with`): below it the data stays near L1 and the passes cost little.
 const FUSE_MIN: usize = 1 << 14;
 
-/// Two consecutive radix-8 stages, a (ns) and b (8 ns), in one pass over the data, with
-/// exactly the operations of `stage_v` for each (same loads, twiddle products, DFT8 DAGs
-/// and stores; only the order in which butterflies run changes, and the values between
-/// the two stages stay in registers / the stack instead of a buffer).
+/// Two consecutive stages, a (radix 8, ns) and b (radix R2 = 8, 4 or 2, 8 ns), in one
+/// pass over the data, with exactly the operations of `stage_v` for each (same loads,
+/// twiddle products, DFT DAGs and stores; only the order in which butterflies run changes,
+/// and the values between the two stages stay in registers / the stack instead of a
+/// buffer).
 ///
 /// Stage a's butterfly (k, j) writes output r to t[k 8ns + r ns + j]; stage b's butterfly
-/// i2 = k2 64ns + j2 (j2 < 8ns) reads t[i2 + r2 n/8]. So with k = r2 n/(64 ns) + k2 and
-/// j2 = r ns + j, the 8 butterflies of stage a with fixed (k2, j), r2 = 0..7, produce
-/// exactly the 64 inputs of the 8 butterflies of stage b with j2 = r ns + j, r = 0..7:
-/// stage a's input r of butterfly r2 is src[k2 ns + j + r n/8 + r2 n/64] and stage b's
-/// output r' of butterfly r is dst[k2 64ns + r' 8ns + r ns + j].
+/// i2 = k2 8ns + j2 (j2 < 8ns) reads t[i2 + r2 n/R2]. So with k = r2 n/(8 R2 ns) + k2 and
+/// j2 = r ns + j, the R2 butterflies of stage a with fixed (k2, j), r2 = 0..R2-1, produce
+/// exactly the 8 R2 inputs of the 8 butterflies of stage b with j2 = r ns + j, r = 0..7:
+/// stage a's input r of butterfly r2 is src[k2 ns + j + r n/8 + r2 n/(8 R2)] and stage
+/// b's output r' of butterfly r is dst[k2 8 R2 ns + r' 8ns + r ns + j].
 ///
 /// # Safety
-/// As for stage_v, and W divides ns = a.ns, b.ns = 8 ns, both radix 8.
+/// As for stage_v, and W divides ns = a.ns, b.ns = 8 ns, a is radix 8 and b radix R2.
 #[inline(always)]
 #[allow(clippy::needless_range_loop)] // r indexes the columns of t, not one array
-unsafe fn stage_pair<T: FftScalar, L: Lanes<T>, S, D>(
+unsafe fn stage_pair<T: FftScalar, L: Lanes<T>, const R2: usize, S, D>(
     a: &Stage<T>,
     b: &Stage<T>,
     n: usize,
@@ -740,20 +740,20 @@ unsafe fn stage_pair<T: FftScalar, L: Lanes<T>, S, D>(
     let w = L::W;
     let ns = a.ns;
     let ns2 = 8 * ns;
-    debug_assert!(a.radix == 8 && b.radix == 8 && b.ns == ns2 && ns.is_multiple_of(w));
+    debug_assert!(a.radix == 8 && b.radix == R2 && b.ns == ns2 && ns.is_multiple_of(w));
     let (ar, ai) = (a.tw_re.as_ptr(), a.tw_im.as_ptr());
     let (br, bi) = (b.tw_re.as_ptr(), b.tw_im.as_ptr());
-    let (s8, s64) = (n / 8, n / 64);
-    for k2 in 0..n / (64 * ns) {
+    let (s8, s8r2) = (n / 8, n / (8 * R2));
+    for k2 in 0..n / (8 * R2 * ns) {
         for j in (0..ns).step_by(w) {
             // SAFETY: every index is one of stage_v's for stage a (loads, twiddles) or
             // stage b (twiddles, stores), which are in bounds (see there).
             unsafe {
                 // t[r2][r]: output r of stage a's butterfly r2 = input r2 of stage b's
                 // butterfly r.
-                let mut t: [[Cx<L>; 8]; 8] = [[Cx::new(L::W8_C, L::W8_C); 8]; 8];
+                let mut t: [[Cx<L>; 8]; R2] = [[Cx::new(L::W8_C, L::W8_C); 8]; R2];
                 for (r2, tr) in t.iter_mut().enumerate() {
-                    let i = k2 * ns + j + r2 * s64;
+                    let i = k2 * ns + j + r2 * s8r2;
                     let mut v: [Cx<L>; 8] = std::array::from_fn(|r| src.load(i + r * s8));
                     if ns > 1 {
                         for (r, x) in v.iter_mut().enumerate().skip(1) {
@@ -766,18 +766,44 @@ unsafe fn stage_pair<T: FftScalar, L: Lanes<T>, S, D>(
                 }
                 for r in 0..8 {
                     let j2 = r * ns + j;
-                    let mut v: [Cx<L>; 8] = std::array::from_fn(|r2| t[r2][r]);
+                    let mut v: [Cx<L>; R2] = std::array::from_fn(|r2| t[r2][r]);
                     for (r2, x) in v.iter_mut().enumerate().skip(1) {
                         let at = (r2 - 1) * ns2 + j2;
                         *x = x.mul(Cx::new(L::load(br.add(at)), L::load(bi.add(at))));
                     }
-                    dft::<L, 8>(&mut v);
-                    let o = k2 * 64 * ns + j2;
+                    dft::<L, R2>(&mut v);
+                    let o = k2 * R2 * ns2 + j2;
                     for (r2, x) in v.into_iter().enumerate() {
                         dst.store(o + r2 * ns2, x);
                     }
                 }
             }
+        }
+    }
+}
+
+/// `stage_pair` for the radix of b.
+///
+/// # Safety
+/// As for stage_pair.
+#[inline(always)]
+unsafe fn stage_pair_r<T: FftScalar, L: Lanes<T>, S, D>(
+    a: &Stage<T>,
+    b: &Stage<T>,
+    n: usize,
+    src: &S,
+    dst: &D,
+) where
+    S: Source<T, L>,
+    D: Sink<T, L>,
+{
+    // SAFETY: as for stage_pair.
+    unsafe {
+        match b.radix {
+            8 => stage_pair::<T, L, 8, S, D>(a, b, n, src, dst),
+            4 => stage_pair::<T, L, 4, S, D>(a, b, n, src, dst),
+            2 => stage_pair::<T, L, 2, S, D>(a, b, n, src, dst),
+            r => unreachable!("radix {r}"),
         }
     }
 }
