@@ -267,6 +267,15 @@ fn main() {
             theirs / ours
         );
     }
+    // The memory floor both sides pay: a stock op with next to no arithmetic that also
+    // reads the input and writes a fresh output.
+    let floor = best_of(5, || big.neg().unwrap());
+    println!(
+        "{:<9} {:>12} {:>12.2}   (stock x.neg(): the memory floor of a 16M-element op)",
+        "floor",
+        "",
+        floor * 1e3
+    );
     println!();
     println!("softmax_last_dim, 4096x4096 logits in [-8, 8) on the CPU, best of 3 (same run):");
     println!(
