@@ -357,13 +357,14 @@ unsafe fn run<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
     }
 }
 
-/// `run` for short transforms: one pass per stage, plain layout.
+/// The two buffer pairs the passes alternate between: the caller's split buffers and
+/// their scratch, or two pairs carved from the interleaved transform's scratch.
+///
+/// # Safety
+/// As for `dispatch` (scratch holds 4n values).
 #[inline(always)]
-unsafe fn run_plain<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
-    let n = plan.n;
-    let last = plan.stages.len() - 1;
-    assert!(last >= 1 && plan.stages[0].radix == 8 && (n / 8).is_multiple_of(L::W));
-    let (a, b) = match io {
+unsafe fn buffer_pairs<T>(io: Io<T>, n: usize) -> ((*mut T, *mut T), (*mut T, *mut T)) {
+    match io {
         Io::Split { re, im, sre, sim } => ((re, im), (sre, sim)),
         // SAFETY: scratch holds 4n values.
         Io::Interleaved { scratch, .. } => unsafe {
@@ -372,7 +373,35 @@ unsafe fn run_plain<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
                 (scratch.add(2 * n), scratch.add(3 * n)),
             )
         },
-    };
+    }
+}
+
+/// After an odd number of passes the split result sits in the scratch pair: copy it back.
+/// (The interleaved transform's last pass writes its output directly.)
+///
+/// # Safety
+/// As for `dispatch`.
+#[inline(always)]
+unsafe fn copy_back_if_odd<T>(io: Io<T>, n: usize, passes: usize) {
+    if let Io::Split { re, im, sre, sim } = io
+        && passes % 2 == 1
+    {
+        // SAFETY: distinct buffers of n values.
+        unsafe {
+            std::ptr::copy_nonoverlapping(sre, re, n);
+            std::ptr::copy_nonoverlapping(sim, im, n);
+        }
+    }
+}
+
+/// `run` for short transforms: one pass per stage, plain layout.
+#[inline(always)]
+unsafe fn run_plain<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
+    let n = plan.n;
+    let last = plan.stages.len() - 1;
+    assert!(last >= 1 && plan.stages[0].radix == 8 && (n / 8).is_multiple_of(L::W));
+    // SAFETY: as for run.
+    let (a, b) = unsafe { buffer_pairs(io, n) };
     for (s, st) in plan.stages.iter().enumerate() {
         let (from, to) = if s % 2 == 0 { (a, b) } else { (b, a) };
         let split_src = SplitSrc {
@@ -399,34 +428,19 @@ unsafe fn run_plain<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
             }
         }
     }
-    if let Io::Split { re, im, sre, sim } = io
-        && plan.stages.len() % 2 == 1
-    {
-        // SAFETY: distinct buffers of n values.
-        unsafe {
-            std::ptr::copy_nonoverlapping(sre, re, n);
-            std::ptr::copy_nonoverlapping(sim, im, n);
-        }
-    }
+    // SAFETY: as for run.
+    unsafe { copy_back_if_odd(io, n, plan.stages.len()) };
 }
 
-/// `run` for long transforms: the intermediate buffers in the swizzled layout and
-/// radix-8 stages fused in pairs.
+/// `run` for long transforms: the intermediate buffers in the swizzled layout, and each
+/// radix-8 stage with ns >= W fused with the stage after it.
 #[inline(always)]
 unsafe fn run_with<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
     let n = plan.n;
     let last = plan.stages.len() - 1;
     assert!(last >= 1 && plan.stages[0].radix == 8 && (n / 8).is_multiple_of(L::W));
-    let (a, b) = match io {
-        Io::Split { re, im, sre, sim } => ((re, im), (sre, sim)),
-        // SAFETY: scratch holds 4n values.
-        Io::Interleaved { scratch, .. } => unsafe {
-            (
-                (scratch, scratch.add(n)),
-                (scratch.add(2 * n), scratch.add(3 * n)),
-            )
-        },
-    };
+    // SAFETY: as for run.
+    let (a, b) = unsafe { buffer_pairs(io, n) };
     // The passes over the data, as (first stage, fused): one stage, or a radix-8 stage
     // with ns >= W fused with the stage after it (see `stage_pair`); a fixed array, so no
     // allocation per transform.
@@ -482,15 +496,8 @@ unsafe fn run_with<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
             }
         }
     }
-    if let Io::Split { re, im, sre, sim } = io
-        && passes.len() % 2 == 1
-    {
-        // SAFETY: distinct buffers of n values.
-        unsafe {
-            std::ptr::copy_nonoverlapping(sre, re, n);
-            std::ptr::copy_nonoverlapping(sim, im, n);
-        }
-    }
+    // SAFETY: as for run.
+    unsafe { copy_back_if_odd(io, n, passes.len()) };
 }
 
 /// One vector stage of the stage's radix.
@@ -706,8 +713,9 @@ unsafe fn stage_v<T: FftScalar, const R: usize, L: Lanes<T>, S, D>(
     }
 }
 
-/// Smallest n whose radix-8 stages run fused in pairs and whose intermediate buffers are
-/// swizzled (`run_with`): below it the data stays near L1 and the passes cost little.
+/// Smallest n whose stages run fused in pairs (`stage_pair`) and whose intermediate
+/// buffers are swizzled (`run_with`): below it the data stays near L1 and the passes cost
+/// little.
 const FUSE_MIN: usize = 1 << 14;
 
 /// Two consecutive stages, a (radix 8, ns) and b (radix R2 = 8, 4 or 2, 8 ns), in one
