@@ -72,21 +72,26 @@ fn map_generic<U: CrUnary, F: Format>(xs: &[F], out: &mut [MaybeUninit<F>]) {
     let mut x_chunks = xs.chunks_exact(LANES);
     let mut o_chunks = out.chunks_exact_mut(LANES);
     for (x, o) in (&mut x_chunks).zip(&mut o_chunks) {
-        // Bit i set: lane i must be redone. A register mask, not a bool array: byte
-        // stores re-read as wider words stall store forwarding in every chunk.
-        let mut unsure = 0u32;
+        // One flag for the whole chunk, an OR over the lanes that the compiler reduces
+        // with a single mask test; a per-lane bit mask costs a horizontal reduction of its
+        // own in every chunk.
+        let mut any_unsure = false;
         for i in 0..LANES {
             let xf = x[i].to_f32();
             let (r, certain) = F::round_if_certain_fast(U::fast(xf), test_err::<U>());
             o[i] = MaybeUninit::new(r);
-            unsure |= ((!(certain & U::in_fast_domain(xf))) as u32) << i;
+            any_unsure |= !(certain & U::in_fast_domain(xf));
         }
-        if unsure != 0 {
+        if any_unsure {
             // Rare: special inputs, results too close to a rounding boundary or outside the
-            // fast test's range. Only those lanes are redone, with the full test first.
+            // fast test's range. The lanes are tested again one by one (the same
+            // operations, so the same decisions) and only the unsure ones are redone, with
+            // the full test first.
             for i in 0..LANES {
-                if unsure & (1 << i) != 0 {
-                    o[i] = MaybeUninit::new(eval::<U, F>(x[i].to_f32()));
+                let xf = x[i].to_f32();
+                let (_, certain) = F::round_if_certain_fast(U::fast(xf), test_err::<U>());
+                if !(certain & U::in_fast_domain(xf)) {
+                    o[i] = MaybeUninit::new(eval::<U, F>(xf));
                 }
             }
         }
