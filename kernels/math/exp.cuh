@@ -346,6 +346,10 @@ RM_FN void pow2_m_halves(uint64_t m, double* s1, double* s2) {
     *s2 = pow2_m(m - m1);
 }
 
+// y * 2^n for m = n + M0 by adding n to y's exponent field (Rust scale_exponent): exact
+// while y and the result are normal doubles.
+RM_FN double scale_exponent(double y, uint64_t m) { return f64_from_bits(f64_to_bits(y) + (m << 52)); }
+
 RM_FN double exp_q(double r) { return r * (P_EXP1 + r * (P_EXP2 + r * (P_EXP3 + r * P_EXP4))); }
 
 RM_FN double expm1_q(double r) {
@@ -360,7 +364,7 @@ RM_FN double exp_f32_fast(float x) {
     reduce_f32(x, &j, &m, &w);
     double t = f64_from_bits(RM_TABLE(EXP2_TABLE)[2 * j]);
     double q = w * (P_EXP_W1 + w * (P_EXP_W2 + w * (P_EXP_W3 + w * P_EXP_W4)));
-    return (t + t * q) * pow2_m(m);
+    return scale_exponent(t + t * q, m);
 }
 
 RM_FN double exp_fast_f64(double x) {

@@ -194,7 +194,16 @@ pub(crate) fn exp_f32_fast(x: f32) -> f64 {
     let (j, m, w) = reduce_f32(x);
     let t = f64::from_bits(EXP2_TABLE[j].0);
     let q = w * (P_EXP_W1 + w * (P_EXP_W2 + w * (P_EXP_W3 + w * P_EXP_W4)));
-    (t + t * q) * pow2_m(m)
+    scale_exponent(t + t * q, m)
+}
+
+/// y * 2^n for m = n + M0 (M0 << 52 = 0 mod 2^64), by adding n to y's exponent field:
+/// the exact product, bit for bit, while y and the result are normal doubles (on the f32
+/// fast domain y is in [0.7, 1.5) and |n| <= 185). One integer add where the product needs
+/// 2^n built and a multiplication.
+#[inline(always)]
+fn scale_exponent(y: f64, m: u64) -> f64 {
+    f64::from_bits(y.to_bits().wrapping_add(m << 52))
 }
 
 /// e^x - 1, branch-free and total. Relative error <= [`EXPM1_FAST_F64_REL_ERR`] (2^-50)
