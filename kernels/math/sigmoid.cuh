@@ -14,7 +14,7 @@ namespace m_sigmoid {
 constexpr double U = 0x1.0000000000000p-53;  // 0x3CA0000000000000
 constexpr double FAST_MAX = 0x1.0000000000000p+7;  // 0x4060000000000000
 constexpr double SAT_HIGH = 0x1.4000000000000p+5;  // 0x4044000000000000
-constexpr double SAT_LOW = -0x1.9000000000000p+7;  // 0xC069000000000000
+constexpr double SAT_LOW = -0x1.0000000000000p+7;  // 0xC060000000000000
 constexpr double ONE_MINUS_U = 0x1.fffffffffffffp-1;  // 0x3FEFFFFFFFFFFFFF
 constexpr double TINY = 0x0.0000000000001p-1022;  // 0x0000000000000001
 

@@ -22,7 +22,7 @@ constexpr double H8 = 0x1.687a6e7c95176p-5;  // 0x3FA687A6E7C95176
 constexpr double H9 = 0x1.4b0a26c5f2aefp-4;  // 0x3FB4B0A26C5F2AEF
 constexpr double FAST_MAX = 0x1.0000000000000p+7;  // 0x4060000000000000
 constexpr double SAT_HIGH = 0x1.4000000000000p+5;  // 0x4044000000000000
-constexpr double SAT_LOW = -0x1.9000000000000p+7;  // 0xC069000000000000
+constexpr double SAT_LOW = -0x1.0000000000000p+7;  // 0xC060000000000000
 constexpr double TINY = 0x0.0000000000001p-1022;  // 0x0000000000000001
 
 constexpr double FAST_REL_ERR = 2.0 * m_exp::F32_FAST_REL_ERR;

@@ -16,12 +16,14 @@
 //!   a factor 1/(2 sigmoid(-1)) < 2, and the tiny-x structure 1/2 + x/4 - x^3/48 (whose
 //!   value sits within 2^-75 of f32 midpoints, e.g. x = 2^-23) is represented exactly.
 //!   silu(x) = x/2 (1 + tanh(x/2)) the same way (the low part keeps x^2/4 even for
-//!   subnormal x, where x/2 is itself a midpoint). For -200 <= x < -1: E = `exp_dd(x)`
+//!   subnormal x, where x/2 is itself a midpoint). For -128 <= x < -1: E = `exp_dd(x)`
 //!   and sigmoid = E/(1 + E), silu = x E/(1 + E) (~2^-99). Saturated ranges, each
 //!   returning the round-to-odd value of a result known to lie strictly inside one f64
 //!   interval: x >= 40: sigmoid in (1 - 2^-57, 1) -> 1 - 2^-53, silu in (x - 2^-52 x, x) ->
-//!   the f64 just below x (odd: x is an f32); x < -200: 0 < sigmoid, |silu| < 2^-280 ->
-//!   ±2^-1074 (rounds to ±0 in every format).
+//!   the f64 just below x (odd: x is an f32). x < -128: 0 < sigmoid < e^-128 < 2^-184,
+//!   |silu| < 2^-176, far below half the smallest subnormal of every output format
+//!   (f32 2^-150), so ±2^-1074 stands in for the result: not its round-to-odd f64, but
+//!   it rounds to ±0 in every format exactly as the result does (as exp's x < -110).
 //! * Exceptional inputs: sigmoid(0) = 1/2 exactly, sigmoid(+inf) = 1, sigmoid(-inf) = +0;
 //!   silu(±0) = ±0, silu(+inf) = +inf, silu(-inf) = -0; NaN -> NaN.
 
@@ -40,8 +42,9 @@ const U: f64 = f64::from_bits(0x3CA0_0000_0000_0000);
 const FAST_MAX: f64 = f64::from_bits(0x4060_0000_0000_0000);
 /// 40.0 (0x4044000000000000): above it 1 - sigmoid(x) < e^-40 < 2^-57.
 const SAT_HIGH: f64 = f64::from_bits(0x4044_0000_0000_0000);
-/// -200.0 (0xC069000000000000): below it sigmoid(x) < e^-200 < 2^-288.
-const SAT_LOW: f64 = f64::from_bits(0xC069_0000_0000_0000);
+/// -128.0 (0xC060000000000000): below it sigmoid(x) < e^-128 < 2^-184; the fast domain
+/// ends here too, so no input takes the double-double path only to round to zero.
+const SAT_LOW: f64 = f64::from_bits(0xC060_0000_0000_0000);
 /// 1 - 2^-53 (0x3FEFFFFFFFFFFFFF): the odd f64 just below 1.
 const ONE_MINUS_U: f64 = f64::from_bits(0x3FEF_FFFF_FFFF_FFFF);
 /// 2^-1074 (0x0000000000000001): the smallest positive f64, odd.
@@ -56,7 +59,7 @@ fn sigmoid_fast(x: f32) -> f64 {
     if x >= 0.0 { r } else { e * r }
 }
 
-/// sigmoid(x) as a double-double (~2^-99 relative) for -200 <= x < 40.
+/// sigmoid(x) as a double-double (~2^-99 relative) for -128 <= x < 40.
 fn sigmoid_dd(x: f64) -> DD {
     if x >= -1.0 {
         tanh_dd(0.5 * x).scale(0.5).add_f64(0.5)

@@ -29,7 +29,9 @@
 //!   2^-100 absolute, enough for the structural near-ties there. Saturated ranges:
 //!   x >= 40: softplus = x + e^-x (1 - ...) with 0 < e^-x < 2^-57 < ulp(x)/2, strictly
 //!   between x and the next f64 up, whose round-to-odd is that next f64 (odd, since x is
-//!   an f32); x < -200: 0 < softplus < e^-200 < 2^-288 -> 2^-1074 (rounds to +0).
+//!   an f32). x < -128: 0 < softplus < e^-128 < 2^-184, below half of every format's
+//!   smallest subnormal -> 2^-1074 (not the round-to-odd f64, but it rounds to +0 in
+//!   every format exactly as the result does).
 //! * Exceptional inputs: softplus(+inf) = +inf, softplus(-inf) = +0, NaN -> NaN.
 
 use super::dd::{DD, round_odd};
@@ -66,8 +68,9 @@ const H9: f64 = f64::from_bits(0x3FB4_B0A2_6C5F_2AEF);
 const FAST_MAX: f64 = f64::from_bits(0x4060_0000_0000_0000);
 /// 40.0 (0x4044000000000000): above it 0 < softplus(x) - x < e^-40 < 2^-57.
 const SAT_HIGH: f64 = f64::from_bits(0x4044_0000_0000_0000);
-/// -200.0 (0xC069000000000000): below it softplus(x) < e^-200 < 2^-288.
-const SAT_LOW: f64 = f64::from_bits(0xC069_0000_0000_0000);
+/// -128.0 (0xC060000000000000): below it softplus(x) < e^-128 < 2^-184; the fast domain
+/// ends here too, so no input takes the double-double path only to round to zero.
+const SAT_LOW: f64 = f64::from_bits(0xC060_0000_0000_0000);
 /// 2^-1074 (0x0000000000000001): the smallest positive f64, odd.
 const TINY: f64 = f64::from_bits(1);
 
