@@ -7,33 +7,9 @@
 
 use candle_repro::math;
 
-#[repr(C)]
-struct Timespec {
-    sec: i64,
-    nsec: i64,
-}
+mod common;
 
-unsafe extern "C" {
-    fn clock_gettime(clock: i32, t: *mut Timespec) -> i32;
-}
-
-/// This thread's CPU time in seconds (CLOCK_THREAD_CPUTIME_ID = 3 on Linux).
-fn thread_cpu_seconds() -> f64 {
-    let mut t = Timespec { sec: 0, nsec: 0 };
-    // SAFETY: a valid pointer to a timespec.
-    unsafe { clock_gettime(3, &mut t) };
-    t.sec as f64 + t.nsec as f64 * 1e-9
-}
-
-fn best_of_15(mut f: impl FnMut()) -> f64 {
-    (0..15)
-        .map(|_| {
-            let t = thread_cpu_seconds();
-            f();
-            thread_cpu_seconds() - t
-        })
-        .fold(f64::INFINITY, f64::min)
-}
+use common::best_cpu_time;
 
 fn main() {
     let n = 1 << 20;
@@ -54,8 +30,8 @@ fn main() {
     );
     macro_rules! row {
         ($name:literal, $ours:expr, $arg:expr, |$v:ident| $stock:expr) => {{
-            let ours = best_of_15(|| $ours(std::hint::black_box(&$arg), &mut out));
-            let stock = best_of_15(|| {
+            let ours = best_cpu_time(15, || $ours(std::hint::black_box(&$arg), &mut out));
+            let stock = best_cpu_time(15, || {
                 for (o, &$v) in out.iter_mut().zip(std::hint::black_box(&$arg).iter()) {
                     *o = $stock;
                 }
