@@ -152,14 +152,28 @@ fn show_err(e: f64) -> String {
     }
 }
 
+fn time_once<R>(f: &mut impl FnMut() -> R) -> f64 {
+    let t = Instant::now();
+    std::hint::black_box(f());
+    t.elapsed().as_secs_f64()
+}
+
 fn best_of<R>(runs: usize, mut f: impl FnMut() -> R) -> f64 {
     (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            std::hint::black_box(f());
-            t.elapsed().as_secs_f64()
-        })
+        .map(|_| time_once(&mut f))
         .fold(f64::INFINITY, f64::min)
+}
+
+/// Best times of `ours` and `stock`, run in alternation: a burst of other work on a shared
+/// machine then slows both sides instead of one, and the ratio moves less.
+fn best_of_pair<R, S>(
+    runs: usize,
+    mut ours: impl FnMut() -> R,
+    mut stock: impl FnMut() -> S,
+) -> (f64, f64) {
+    (0..runs).fold((f64::INFINITY, f64::INFINITY), |(a, b), _| {
+        (a.min(time_once(&mut ours)), b.min(time_once(&mut stock)))
+    })
 }
 
 fn devices() -> Vec<(String, Device)> {
@@ -257,8 +271,8 @@ fn main() {
     let big_pos = big.abs().unwrap();
     for f in UnaryFn::ALL {
         let arg = if f == UnaryFn::Log { &big_pos } else { &big };
-        let ours = best_of(5, || candle_repro::unary(arg, f).unwrap());
-        let theirs = best_of(5, || stock(f, arg));
+        let (ours, theirs) =
+            best_of_pair(5, || candle_repro::unary(arg, f).unwrap(), || stock(f, arg));
         println!(
             "{:<9} {:>12.2} {:>12.2} {:>7.2}x",
             f.name(),
@@ -285,8 +299,11 @@ fn main() {
     let logits = Tensor::from_vec(typical_input(1 << 24), (4096, 4096), &Device::Cpu).unwrap();
     for dtype in [DType::F32, DType::BF16] {
         let x = logits.to_dtype(dtype).unwrap();
-        let ours = best_of(3, || candle_repro::softmax_last_dim(&x).unwrap());
-        let theirs = best_of(3, || candle_nn::ops::softmax_last_dim(&x).unwrap());
+        let (ours, theirs) = best_of_pair(
+            3,
+            || candle_repro::softmax_last_dim(&x).unwrap(),
+            || candle_nn::ops::softmax_last_dim(&x).unwrap(),
+        );
         println!(
             "{:<12} {:<5} {:>10.1} {:>10.1} {:>7.2}x",
             "softmax",
@@ -312,10 +329,11 @@ fn main() {
     for dtype in [DType::F32, DType::BF16] {
         let t = candle_repro::rope::RopeTables::new(&cfg, 2048, dtype, &Device::Cpu).unwrap();
         let x = q.to_dtype(dtype).unwrap();
-        let ours = best_of(5, || candle_repro::rope::rope(&x, &t.cos, &t.sin).unwrap());
-        let theirs = best_of(5, || {
-            candle_nn::rotary_emb::rope(&x, &t.cos, &t.sin).unwrap()
-        });
+        let (ours, theirs) = best_of_pair(
+            5,
+            || candle_repro::rope::rope(&x, &t.cos, &t.sin).unwrap(),
+            || candle_nn::rotary_emb::rope(&x, &t.cos, &t.sin).unwrap(),
+        );
         println!(
             "{:<12} {:<5} {:>10.2} {:>10.2} {:>7.2}x",
             "rope",
@@ -603,11 +621,14 @@ fn fft_report() {
             }
             (num / den).sqrt()
         };
-        // Timed in place on a copy (neither transform's time depends on the values).
-        let mut buf = xs.clone();
+        // Timed in place on copies (neither transform's time depends on the values).
+        let (mut buf_ours, mut buf_stock) = (xs.clone(), xs.clone());
         let mut scratch = vec![Complex32::new(0.0, 0.0); stock.get_inplace_scratch_len()];
-        let t_ours = best_of(5, || plan.forward(&mut buf).unwrap());
-        let t_stock = best_of(5, || stock.process_with_scratch(&mut buf, &mut scratch));
+        let (t_ours, t_stock) = best_of_pair(
+            5,
+            || plan.forward(&mut buf_ours).unwrap(),
+            || stock.process_with_scratch(&mut buf_stock, &mut scratch),
+        );
         println!(
             "{:<16} {:<18} {:>10.2e} {:>10.2e} {:>10.1} {:>10.1} {:>9.2}x",
             format!("n={n} x{rows}"),
