@@ -41,6 +41,12 @@ pub(crate) struct Stage<T> {
     pub ns: usize,
     pub tw_re: Vec<T>,
     pub tw_im: Vec<T>,
+    /// For 1 < ns < MAX_LANES: the twiddles the vector lanes need, `lane_tw[(r - 1)
+    /// MAX_LANES + l]` = `tw[(r - 1) ns + l mod ns]` (lane l of every vector is butterfly
+    /// j = l mod ns), so a stage loads them instead of gathering them lane by lane on
+    /// every call. The same values, laid out for vectors of up to MAX_LANES lanes.
+    pub lane_tw_re: Vec<T>,
+    pub lane_tw_im: Vec<T>,
 }
 
 /// The stages of a power-of-two transform (a pure function of n and the type).
@@ -81,11 +87,22 @@ impl<T: FftScalar> Stockham<T> {
                     tw_im.extend(im);
                 }
             }
+            let (mut lane_tw_re, mut lane_tw_im) = (Vec::new(), Vec::new());
+            if ns > 1 && ns < MAX_LANES {
+                for r in 1..radix {
+                    for l in 0..MAX_LANES {
+                        lane_tw_re.push(tw_re[(r - 1) * ns + l % ns]);
+                        lane_tw_im.push(tw_im[(r - 1) * ns + l % ns]);
+                    }
+                }
+            }
             stages.push(Stage {
                 radix,
                 ns,
                 tw_re,
                 tw_im,
+                lane_tw_re,
+                lane_tw_im,
             });
             ns *= radix;
         }
@@ -675,16 +692,23 @@ unsafe fn stage_v<T: FftScalar, const R: usize, L: Lanes<T>, S, D>(
         }
     } else {
         // The twiddles of lane l are those of j = l mod ns (the block start is a multiple
-        // of W, hence of ns).
+        // of W, hence of ns): the first W of the plan's MAX_LANES-lane pattern, whose
+        // period ns divides W.
+        // (Entry 0, and every entry when ns = 1, is never used: zeros.)
+        let zero = L::from_lanes(&[T::ZERO; MAX_LANES]);
         let tw: [Cx<L>; R] = std::array::from_fn(|r| {
-            let (mut re, mut im) = ([T::ZERO; MAX_LANES], [T::ZERO; MAX_LANES]);
             if r > 0 && ns > 1 {
-                for l in 0..w {
-                    re[l] = st.tw_re[(r - 1) * ns + l % ns];
-                    im[l] = st.tw_im[(r - 1) * ns + l % ns];
+                let at = (r - 1) * MAX_LANES;
+                // SAFETY: the lane tables hold (R - 1) MAX_LANES values for 1 < ns < W.
+                unsafe {
+                    Cx::new(
+                        L::load(st.lane_tw_re.as_ptr().add(at)),
+                        L::load(st.lane_tw_im.as_ptr().add(at)),
+                    )
                 }
+            } else {
+                Cx::new(zero, zero)
             }
-            Cx::new(L::from_lanes(&re), L::from_lanes(&im))
         });
         for base in (0..stride).step_by(w) {
             // SAFETY: base + r stride + W <= n; the block base R .. (base + W) R is in dst.
