@@ -1,7 +1,10 @@
-//! Source-level invariants of the library: no platform transcendental functions, no fused
-//! multiply-add and no fast-math anywhere in the code that computes results (src/, kernels/,
-//! build.rs). The math core is FMA-free by design, so its bits cannot depend on whether a
-//! CPU or GPU fuses; tests and tools may use anything as an oracle.
+//! Source-level invariants of the library: no platform transcendental functions and no
+//! fast-math anywhere in the code that computes results (src/, kernels/, build.rs). A fused
+//! multiply-add appears only where it is written out (Rust `f64::mul_add`, the CUDA
+//! `fma_f64` of `kernels/math/common.cuh`): an IEEE operation rounded once, the same on every
+//! device. No compiler contracts anything (Rust never does; nvcc gets `--fmad=false`), so
+//! the bits cannot depend on whether a CPU or GPU would fuse. Tests and tools may use
+//! anything as an oracle.
 
 use std::path::Path;
 
@@ -29,7 +32,6 @@ const RUST_FORBIDDEN: &[&str] = &[
     ".atan",
     ".asin",
     ".acos",
-    "mul_add",
     "libm::",
     "use_fast_math",
     "fmad=true",
@@ -70,6 +72,10 @@ const CUDA_FORBIDDEN: &[&str] = &[
     "fmad=true",
     "ftz=true",
 ];
+
+/// The one place a forbidden name is the point: the CUDA `fma_f64` (Rust's `mul_add`) is
+/// defined with the device intrinsic and the host C library's correctly rounded `fma`.
+const ALLOWED: &[(&str, &str)] = &[("kernels/math/common.cuh", "__fma_rn")];
 
 fn code_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -119,6 +125,12 @@ fn library_code_uses_only_basic_ieee_operations() {
                 CUDA_FORBIDDEN
             };
             for pat in forbidden {
+                if ALLOWED
+                    .iter()
+                    .any(|(file, p)| p == pat && f.ends_with(file))
+                {
+                    continue;
+                }
                 // identifiers that merely end in a forbidden name (e.g. `fast_exp(`, `my_log(`)
                 // are ours; only the bare names count
                 let bare = code.match_indices(pat).any(|(at, _)| {
@@ -142,7 +154,7 @@ fn library_code_uses_only_basic_ieee_operations() {
     }
     assert!(
         hits.is_empty(),
-        "platform math / FMA / fast-math in library code:\n{}",
+        "platform math / fast-math / a hidden FMA in library code:\n{}",
         hits.join("\n")
     );
 }

@@ -4,6 +4,7 @@
 // (the cross-check in tools/kernel-hostcheck, built with -ffp-contract=off).
 #pragma once
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -92,6 +93,16 @@ RM_FN bool is_finite(double x) { return (f64_to_bits(x) & 0x7FF0000000000000ULL)
 RM_FN bool is_finite_f32(float x) { return (f32_to_bits(x) & 0x7F800000u) != 0x7F800000u; }
 RM_FN double fabs_(double x) { return f64_from_bits(f64_to_bits(x) & 0x7FFFFFFFFFFFFFFFULL); }
 RM_FN float fabs_f32(float x) { return f32_from_bits(f32_to_bits(x) & 0x7FFFFFFFu); }
+
+// Rust's f64::mul_add: a * b + c rounded once (IEEE fusedMultiplyAdd). Written out where the
+// Rust code fuses; --fmad=false and -ffp-contract=off leave every other a * b + c unfused.
+RM_FN double fma_f64(double a, double b, double c) {
+#if defined(__CUDA_ARCH__)
+    return __fma_rn(a, b, c);
+#else
+    return ::fma(a, b, c);
+#endif
+}
 
 // Rust's saturating float -> integer casts (`x as i32`, `x as i64`, `x as u32`, `x as u64`):
 // truncate toward zero, clamp to the range, NaN gives 0. PTX cvt.rzi has exactly these

@@ -20,10 +20,12 @@
 //!
 //! The slice kernel runs the same scalar code over chunks of lanes; the compiler
 //! vectorizes it, and the AVX2/AVX-512 copies are this same code compiled with those
-//! target features, FMA included. The math core uses no fused multiply-add and Rust never
-//! contracts `a * b + c`, so every copy performs the same IEEE operations: neither the
-//! vector width nor the presence of FMA hardware changes a bit. The tests compare the
-//! baseline copy (no FMA) with the FMA-enabled copies on every function.
+//! target features, FMA included. The math core fuses a multiply-add only where it says so
+//! (`f64::mul_add`: an FMA instruction where the copy has one, the C library's correctly
+//! rounded `fma` where it does not) and Rust never contracts `a * b + c`, so every copy
+//! performs the same IEEE operations: neither the vector width nor the presence of FMA
+//! hardware changes a bit. The tests compare the baseline copy (no FMA instructions) with
+//! the FMA-enabled copies on every function.
 
 use super::round::{Format, round_if_certain};
 use std::mem::MaybeUninit;
