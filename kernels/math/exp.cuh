@@ -363,8 +363,8 @@ RM_FN double exp_f32_fast(float x) {
     double w;
     reduce_f32(x, &j, &m, &w);
     double t = f64_from_bits(RM_TABLE(EXP2_TABLE)[2 * j]);
-    double q = w * (P_EXP_W1 + w * (P_EXP_W2 + w * (P_EXP_W3 + w * P_EXP_W4)));
-    return scale_exponent(t + t * q, m);
+    double q = w * fma_f64(fma_f64(fma_f64(P_EXP_W4, w, P_EXP_W3), w, P_EXP_W2), w, P_EXP_W1);
+    return scale_exponent(fma_f64(t, q, t), m);
 }
 
 RM_FN double exp_fast_f64(double x) {

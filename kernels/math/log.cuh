@@ -449,14 +449,14 @@ RM_FN void reduce(double u, int64_t* k_out, uint32_t* i_out, double* z_out) {
 
 RM_FN double poly_fast(double r) {
     double r2 = r * r;
-    double q = (RM_LOG_T(P, 0) + r * RM_LOG_T(P, 1)) +
-               r2 * ((RM_LOG_T(P, 2) + r * RM_LOG_T(P, 3)) + r2 * RM_LOG_T(P, 4));
-    return r + r2 * q;
+    double q = fma_f64(r2, fma_f64(r2, RM_LOG_T(P, 4), fma_f64(r, RM_LOG_T(P, 3), RM_LOG_T(P, 2))),
+                       fma_f64(r, RM_LOG_T(P, 1), RM_LOG_T(P, 0)));
+    return fma_f64(r2, q, r);
 }
 
 RM_FN double assemble_fast(int64_t k, uint32_t i, double p) {
     double kf = (double)k;
-    return (kf * LN2_HI + RM_LOG_T(NEG_LOGC_HI, i)) + (kf * LN2_LO + p);
+    return fma_f64(kf, LN2_HI, RM_LOG_T(NEG_LOGC_HI, i)) + fma_f64(kf, LN2_LO, p);
 }
 
 RM_FN double log1p_fast_f64(double t) {

@@ -13,8 +13,8 @@ constexpr double RECIP_REL_ERR = 0x1.0000000000000p-45;  // 0x3D20000000000000
 
 RM_FN double recip(double d) {
     double r0 = (double)(1.0f / f64_to_f32(d));
-    double e = 1.0 - d * r0;
-    return r0 + r0 * e;
+    double e = fma_f64(-d, r0, 1.0);
+    return fma_f64(r0, e, r0);
 }
 
 }  // namespace m_recip

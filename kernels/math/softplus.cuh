@@ -42,11 +42,11 @@ struct Softplus {
         double t = s * s;
         double t2 = t * t;
         double t4 = t2 * t2;
-        double b0 = (H0 + t * H1) + t2 * (H2 + t * H3);
-        double b1 = (H4 + t * H5) + t2 * (H6 + t * H7);
-        double h = (b0 + t4 * b1) + (t4 * t4) * (H8 + t * H9);
+        double b0 = fma_f64(t2, fma_f64(t, H3, H2), fma_f64(t, H1, H0));
+        double b1 = fma_f64(t2, fma_f64(t, H7, H6), fma_f64(t, H5, H4));
+        double h = fma_f64(t4 * t4, fma_f64(t, H9, H8), fma_f64(t4, b1, b0));
         double s2 = s + s;
-        double l = s2 + s2 * (t * h);
+        double l = fma_f64(s2, t * h, s2);
         double p = x > 0.0 ? x : 0.0;
         return p + l;
     }

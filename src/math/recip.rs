@@ -5,13 +5,12 @@
 //! at a fraction of the latency.
 //!
 //! # Algorithm and error bound
-//! r0 = 1/fl32(d) rounded to f32; e = 1 - d r0; r = r0 + r0 e. With fl32(d) = d (1 + d1)
-//! and the f32 quotient (1 + d2), |d1|, |d2| <= 2^-24: r0 = (1 + a)/d with
-//! |a| <= 2^-23 (1 + 2^-24). fl(d r0) = (1 + a)(1 + t1), |t1| <= u = 2^-53, lies within
-//! 2^-22 of 1, so 1 - fl(d r0) is exact (Sterbenz) and r0 (1 + e) = (1 - a^2 -
-//! t1 (1 + a)^2)/d. The product r0 e (|e| < 2^-22.9) and the sum each round once:
-//! relative error <= a^2 + 2u (1 + 2^-21) + u 2^-22.9 < 2^-45.9, stated as
-//! [`RECIP_REL_ERR`] = 2^-45.
+//! r0 = 1/fl32(d) rounded to f32; e = 1 - d r0 and r = r0 + r0 e, each one fused
+//! multiply-add. With fl32(d) = d (1 + d1) and the f32 quotient (1 + d2), |d1|, |d2| <=
+//! 2^-24: r0 = (1 + a)/d with |a| <= 2^-23 (1 + 2^-24). The exact residual 1 - d r0 is
+//! -a, so e = -a (1 + t1), |t1| <= u = 2^-53, and r = r0 (1 + e)(1 + t2) = (1 - a^2 -
+//! a t1 (1 + a))(1 + t2)/d, |t2| <= u: relative error <= a^2 + u 2^-22.9 + u (1 + 2^-45)
+//! < 2^-45.9, stated as [`RECIP_REL_ERR`] = 2^-45.
 //!
 //! Valid for 2^-125 <= d <= 2^125 (fl32(d) and its reciprocal are normal f32s); every
 //! caller passes d in [1, 3]. Only IEEE operations, in this order, on every device.
@@ -24,8 +23,8 @@ pub(crate) const RECIP_REL_ERR: f64 = f64::from_bits(0x3D20_0000_0000_0000);
 #[inline(always)]
 pub(crate) fn recip(d: f64) -> f64 {
     let r0 = (1.0f32 / (d as f32)) as f64;
-    let e = 1.0 - d * r0;
-    r0 + r0 * e
+    let e = (-d).mul_add(r0, 1.0);
+    r0.mul_add(e, r0)
 }
 
 #[cfg(test)]
