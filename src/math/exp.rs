@@ -21,8 +21,8 @@
 //! e^x - 1 by at most 2^-52 max(1, x e^x/(e^x - 1)) <= 2^-45 (relative to x for tiny x).
 //! * exp: 2^n (t + t q), q = w (P_EXP_W1 + ... + P_EXP_W4 w^3), 1 + q within 2^-53.54 of
 //!   e^(cw); with the table (u), t + t q (u) and the small terms: < 2^-45 + 2.8u. q's
-//!   Horner steps and t + t q are fused multiply-adds (`mul_add`, CUDA `fma`): each step
-//!   rounds once, where the bound allows for the two roundings of a multiply and an add.
+//!   Horner steps and t + t q are multiply-adds (`madd`: fused in the FMA copies and on
+//!   CUDA, one rounding; two in the x86-64 baseline): the bound allows for two each.
 //! * expm1: (2^n t_hi - 1) + 2^n (t_lo + t_hi q), q = w H(w), H of degree 4, relative
 //!   error 2^-54.27 against e^(cw) - 1; the analysis of `expm1_fast_f64` below gives
 //!   at most about 5.5u more, plus the 2^-45.
@@ -76,6 +76,7 @@
 //! results there are normal doubles, so the scaling is exact.
 
 use super::dd::{DD, round_odd, two_sum};
+use super::madd::madd;
 use super::round::pow2;
 use super::unary::CrUnary;
 
@@ -189,18 +190,18 @@ pub(crate) fn exp_fast_f64(x: f64) -> f64 {
 /// (2^-44) for |x| <= 128; garbage (but no panic) outside. The f32 `Exp` fast path, also
 /// used by sigmoid and silu.
 #[inline(always)]
-pub(crate) fn exp_f32_fast(x: f32) -> f64 {
+pub(crate) fn exp_f32_fast<const FUSED: bool>(x: f32) -> f64 {
     // |x| <= 128 on the domain: 2^n is a normal double, one exact scaling. Outside it
     // the value is garbage but nothing panics (masked index, wrapping shifts).
     // The reduction of `reduce_f32`: cheaper than `reduce`, for |x| <= 128.
     let (j, m, w) = reduce_f32(x);
     let t = f64::from_bits(EXP2_TABLE[j].0);
-    // Horner with fused multiply-adds: one rounding per step (fewer than the bound counts).
-    let q = w * P_EXP_W4
-        .mul_add(w, P_EXP_W3)
-        .mul_add(w, P_EXP_W2)
-        .mul_add(w, P_EXP_W1);
-    scale_exponent(t.mul_add(q, t), m)
+    let q = w * madd::<FUSED>(
+        madd::<FUSED>(madd::<FUSED>(P_EXP_W4, w, P_EXP_W3), w, P_EXP_W2),
+        w,
+        P_EXP_W1,
+    );
+    scale_exponent(madd::<FUSED>(t, q, t), m)
 }
 
 /// y * 2^n for m = n + M0 (M0 << 52 = 0 mod 2^64), by adding n to y's exponent field:
@@ -346,8 +347,8 @@ impl CrUnary for Exp {
     }
 
     #[inline(always)]
-    fn fast(x: f32) -> f64 {
-        exp_f32_fast(x)
+    fn fast<const FUSED: bool>(x: f32) -> f64 {
+        exp_f32_fast::<FUSED>(x)
     }
 
     fn accurate(x: f32) -> f64 {
@@ -378,7 +379,7 @@ impl CrUnary for Expm1 {
     }
 
     #[inline(always)]
-    fn fast(x: f32) -> f64 {
+    fn fast<const FUSED: bool>(x: f32) -> f64 {
         let (j, m, w) = reduce_f32(x);
         let (th, tl) = EXP2_TABLE[j];
         let (th, tl) = (f64::from_bits(th), f64::from_bits(tl));

@@ -18,9 +18,9 @@
 //! # Fast path (f64, branch-free)
 //! log1p(r) ~ p(r) = r + r^2 (P0 + P1 r + P2 r^2 + P3 r^3 + P4 r^4), a Chebyshev fit on
 //! |r| <= 2^-8 with relative error 2^-54.8; evaluated as r + r^2 * q (Estrin for q), with
-//! fused multiply-adds (one rounding per step; the bounds below allow two): the r^2 q
-//! term is below 2^-9 |r| so its rounding errors stay below 2^-60 |p|, and the final
-//! addition costs 2^-53 |p|. Assembly: `(k*LN2_HI + NEG_LOGC_HI) + (k*LN2_LO + p)` with LN2_HI
+//! multiply-adds (`madd`: fused in the FMA copies and on CUDA, two roundings in the x86-64
+//! baseline; the bounds below allow two): the r^2 q term is below 2^-9 |r| so its rounding
+//! errors stay below 2^-60 |p|, and the final addition costs 2^-53 |p|. Assembly: `(k*LN2_HI + NEG_LOGC_HI) + (k*LN2_LO + p)` with LN2_HI
 //! of 42 bits (k * LN2_HI exact for |k| < 2^11; LN2_HI + LN2_LO = ln 2 within 2^-97).
 //! Error relative to the result y, u = 2^-53 (the generator prints the ratios used: for
 //! k = 0 and c != 1, |ln c| <= 2.002 |y| and |r| <= 1.003 |y|; for k != 0, |y| >= 0.3156,
@@ -63,6 +63,7 @@
 //! +inf -> +inf. The fast domain excludes zeros (for the sign of -0), NaN and infinities.
 
 use super::dd::{DD, two_prod, two_sum};
+use super::madd::madd;
 use super::unary::CrUnary;
 
 /// Relative error bound of [`log1p_fast_f64`] on -1 < t <= 2^1000, before any rounding by
@@ -93,22 +94,19 @@ fn reduce(u: f64) -> (i64, usize, f64) {
 
 /// log1p(r) for |r| <= 2^-8, f64, relative error 2^-54.8 + evaluation (header).
 #[inline(always)]
-fn poly_fast(r: f64) -> f64 {
+fn poly_fast<const FUSED: bool>(r: f64) -> f64 {
+    let m = madd::<FUSED>;
     let r2 = r * r;
-    // Estrin, each a + b c one fused multiply-add.
-    let q = r2.mul_add(
-        r2.mul_add(P[4], r.mul_add(P[3], P[2])),
-        r.mul_add(P[1], P[0]),
-    );
-    r2.mul_add(q, r)
+    let q = m(r2, m(r2, P[4], m(r, P[3], P[2])), m(r, P[1], P[0]));
+    m(r2, q, r)
 }
 
 /// k ln 2 - ln c_i + p with the fast-path rounding pattern (header).
 #[inline(always)]
-fn assemble_fast(k: i64, i: usize, p: f64) -> f64 {
+fn assemble_fast<const FUSED: bool>(k: i64, i: usize, p: f64) -> f64 {
     let kf = k as f64;
-    // Fused: k LN2_HI is exact, so the first sum rounds as before; the second once.
-    kf.mul_add(LN2_HI, NEG_LOGC_HI[i]) + kf.mul_add(LN2_LO, p)
+    // k LN2_HI is exact, so the first sum rounds once in either flavour.
+    madd::<FUSED>(kf, LN2_HI, NEG_LOGC_HI[i]) + madd::<FUSED>(kf, LN2_LO, p)
 }
 
 /// ln(1 + t), branch-free and total, relative error <= [`LOG1P_FAST_F64_REL_ERR`] for
@@ -116,7 +114,7 @@ fn assemble_fast(k: i64, i: usize, p: f64) -> f64 {
 /// |t| < 2^-54 the result is t(1 - t/2) to full relative accuracy). Outside that domain
 /// (t <= -1, t > 2^1000, NaN) the value is meaningless but nothing panics.
 #[inline(always)]
-pub(crate) fn log1p_fast_f64(t: f64) -> f64 {
+pub(crate) fn log1p_fast_f64<const FUSED: bool>(t: f64) -> f64 {
     let (u, e) = two_sum(1.0, t);
     let (k, i, z) = reduce(u);
     let c = INVC[i];
@@ -126,7 +124,7 @@ pub(crate) fn log1p_fast_f64(t: f64) -> f64 {
     // The scale 2^-k, built from bits; k in [-53, 1001] on the domain.
     let s = f64::from_bits(((1023 - k) as u64) << 52);
     let r = ((zh * c - 1.0) + zl * c) + e * s * c;
-    assemble_fast(k, i, poly_fast(r))
+    assemble_fast::<FUSED>(k, i, poly_fast::<FUSED>(r))
 }
 
 /// 2^-k x for a k in [-1100, 1100], in two exact steps (each factor is a normal f64).
@@ -192,7 +190,7 @@ impl CrUnary for Log {
     }
 
     #[inline(always)]
-    fn fast(x: f32) -> f64 {
+    fn fast<const FUSED: bool>(x: f32) -> f64 {
         // The reduction of `reduce` done on the f32 bits (half-width integer lanes); valid
         // for normal x, which is why subnormals are outside the fast domain.
         let bits = x.to_bits();
@@ -202,7 +200,7 @@ impl CrUnary for Log {
         let z = f32::from_bits(bits.wrapping_sub((k as u32) << 23)) as f64;
         // z has 24 bits and c 20: the product and r are exact.
         let r = z * INVC[i] - 1.0;
-        assemble_fast(k as i64, i, poly_fast(r))
+        assemble_fast::<FUSED>(k as i64, i, poly_fast::<FUSED>(r))
     }
 
     fn accurate(x: f32) -> f64 {
@@ -232,8 +230,8 @@ impl CrUnary for Log1p {
     }
 
     #[inline(always)]
-    fn fast(x: f32) -> f64 {
-        log1p_fast_f64(x as f64)
+    fn fast<const FUSED: bool>(x: f32) -> f64 {
+        log1p_fast_f64::<FUSED>(x as f64)
     }
 
     fn accurate(x: f32) -> f64 {
@@ -767,21 +765,21 @@ mod tests {
     fn exact_cases_are_exact() {
         assert_eq!(log_dd(DD::from_f64(1.0)), DD::new(0.0, 0.0));
         assert_eq!(log1p_dd(DD::from_f64(0.0)), DD::new(0.0, 0.0));
-        assert_eq!(log1p_fast_f64(0.0), 0.0);
-        assert_eq!(Log::fast(1.0), 0.0);
+        assert_eq!(log1p_fast_f64::<true>(0.0), 0.0);
+        assert_eq!(Log::fast::<true>(1.0), 0.0);
     }
 
     #[test]
     fn log1p_fast_f64_tiny_and_large() {
         for t in [1e-300, f64::from_bits(1), 2.0f64.powi(-60), 1e-20] {
-            assert_eq!(log1p_fast_f64(t), t);
+            assert_eq!(log1p_fast_f64::<true>(t), t);
         }
         // t = 2^-30: ln(1 + t) = t - t^2/2 + t^3/3 - ...
         let t = 2.0f64.powi(-30);
         let exact = t - t * t / 2.0 + t * t * t / 3.0;
-        assert!((log1p_fast_f64(t) - exact).abs() <= LOG1P_FAST_F64_REL_ERR * exact);
+        assert!((log1p_fast_f64::<true>(t) - exact).abs() <= LOG1P_FAST_F64_REL_ERR * exact);
         // t = 2^1000: ln(1 + t) = 1000 ln 2 (+ 2^-1000)
-        let y = log1p_fast_f64(2.0f64.powi(1000));
+        let y = log1p_fast_f64::<true>(2.0f64.powi(1000));
         let exact = 693.147_180_559_945_3_f64;
         assert!((y - exact).abs() <= LOG1P_FAST_F64_REL_ERR * exact);
         // Total: never panics.
@@ -793,7 +791,7 @@ mod tests {
             f64::MAX,
             -f64::INFINITY,
         ] {
-            let _ = log1p_fast_f64(t);
+            let _ = log1p_fast_f64::<true>(t);
         }
     }
 
@@ -805,13 +803,18 @@ mod tests {
         for b in (0u32..0x7F80_0000).step_by(997) {
             let x = f32::from_bits(b);
             if Log::in_fast_domain(x) {
-                let (f, a) = (Log::fast(x), Log::accurate(x));
-                assert!((f - a).abs() <= tol * a.abs(), "log {x:e}: {f} vs {a}");
+                let a = Log::accurate(x);
+                // Both multiply-add flavours (`super::madd`).
+                for f in [Log::fast::<true>(x), Log::fast::<false>(x)] {
+                    assert!((f - a).abs() <= tol * a.abs(), "log {x:e}: {f} vs {a}");
+                }
             }
             for x in [x, -x] {
                 if Log1p::in_fast_domain(x) {
-                    let (f, a) = (Log1p::fast(x), Log1p::accurate(x));
-                    assert!((f - a).abs() <= tol * a.abs(), "log1p {x:e}: {f} vs {a}");
+                    let a = Log1p::accurate(x);
+                    for f in [Log1p::fast::<true>(x), Log1p::fast::<false>(x)] {
+                        assert!((f - a).abs() <= tol * a.abs(), "log1p {x:e}: {f} vs {a}");
+                    }
                 }
             }
         }
@@ -821,8 +824,10 @@ mod tests {
             s ^= s >> 7;
             s ^= s << 17;
             let t = f64::from_bits(s % 0x7E70_0000_0000_0000); // [0, 2^1000)
-            let (f, a) = (log1p_fast_f64(t), log1p_dd(DD::from_f64(t)));
-            assert!((f - a.hi).abs() <= tol * a.hi.abs(), "log1p_fast_f64 {t:e}");
+            let a = log1p_dd(DD::from_f64(t));
+            for f in [log1p_fast_f64::<true>(t), log1p_fast_f64::<false>(t)] {
+                assert!((f - a.hi).abs() <= tol * a.hi.abs(), "log1p_fast_f64 {t:e}");
+            }
         }
     }
 

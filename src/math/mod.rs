@@ -17,6 +17,7 @@ pub(crate) mod dd;
 pub(crate) mod exact_sum;
 pub mod exp;
 pub mod log;
+pub(crate) mod madd;
 pub(crate) mod recip;
 pub mod round;
 pub mod sigmoid;

@@ -5,15 +5,23 @@
 //! at a fraction of the latency.
 //!
 //! # Algorithm and error bound
-//! r0 = 1/fl32(d) rounded to f32; e = 1 - d r0 and r = r0 + r0 e, each one fused
-//! multiply-add. With fl32(d) = d (1 + d1) and the f32 quotient (1 + d2), |d1|, |d2| <=
-//! 2^-24: r0 = (1 + a)/d with |a| <= 2^-23 (1 + 2^-24). The exact residual 1 - d r0 is
-//! -a, so e = -a (1 + t1), |t1| <= u = 2^-53, and r = r0 (1 + e)(1 + t2) = (1 - a^2 -
-//! a t1 (1 + a))(1 + t2)/d, |t2| <= u: relative error <= a^2 + u 2^-22.9 + u (1 + 2^-45)
-//! < 2^-45.9, stated as [`RECIP_REL_ERR`] = 2^-45.
+//! r0 = 1/fl32(d) rounded to f32; e = 1 - d r0; r = r0 + r0 e, the last two as
+//! multiply-adds (`super::madd`). With fl32(d) = d (1 + d1) and the f32 quotient (1 + d2),
+//! |d1|, |d2| <= 2^-24: r0 = (1 + a)/d with |a| <= 2^-23 (1 + 2^-24).
+//! * Fused: the exact residual 1 - d r0 = -a rounds once, e = -a (1 + t1), |t1| <= u =
+//!   2^-53, and r = r0 (1 + e)(1 + t2) = (1 - a^2 - a t1 (1 + a))(1 + t2)/d, |t2| <= u:
+//!   relative error <= a^2 + u 2^-22.9 + u (1 + 2^-45) < 2^-45.9.
+//! * Unfused: fl(d r0) = (1 + a)(1 + t1) lies within 2^-22 of 1, so 1 - fl(d r0) is exact
+//!   (Sterbenz) and r0 (1 + e) = (1 - a^2 - t1 (1 + a)^2)/d; the product r0 e
+//!   (|e| < 2^-22.9) and the sum each round once: <= a^2 + 2u (1 + 2^-21) + u 2^-22.9
+//!   < 2^-45.9.
+//!
+//! Both stated as [`RECIP_REL_ERR`] = 2^-45.
 //!
 //! Valid for 2^-125 <= d <= 2^125 (fl32(d) and its reciprocal are normal f32s); every
 //! caller passes d in [1, 3]. Only IEEE operations, in this order, on every device.
+
+use super::madd::madd;
 
 /// Relative error bound of [`recip`] (module header): 2^-45 (0x3D20000000000000).
 pub(crate) const RECIP_REL_ERR: f64 = f64::from_bits(0x3D20_0000_0000_0000);
@@ -21,10 +29,10 @@ pub(crate) const RECIP_REL_ERR: f64 = f64::from_bits(0x3D20_0000_0000_0000);
 /// 1/d within [`RECIP_REL_ERR`], for 2^-125 <= d <= 2^125. Total: any other d gives some
 /// value (inf, NaN, 0) and never panics.
 #[inline(always)]
-pub(crate) fn recip(d: f64) -> f64 {
+pub(crate) fn recip<const FUSED: bool>(d: f64) -> f64 {
     let r0 = (1.0f32 / (d as f32)) as f64;
-    let e = (-d).mul_add(r0, 1.0);
-    r0.mul_add(e, r0)
+    let e = madd::<FUSED>(-d, r0, 1.0);
+    madd::<FUSED>(r0, e, r0)
 }
 
 #[cfg(test)]
@@ -58,10 +66,12 @@ mod tests {
                 f64::from_bits(0x3FF0_0000_0000_0000 | (s >> 12))
                     * if s & 1 == 0 { 1.0 } else { 2.0 }
             };
-            let r = recip(d);
-            let (p, q) = two_prod(r, d);
-            let rel = ((p - 1.0) + q).abs(); // |r d - 1| = |r - 1/d| d
-            worst = worst.max(rel);
+            // Both multiply-add flavours.
+            for r in [recip::<true>(d), recip::<false>(d)] {
+                let (p, q) = two_prod(r, d);
+                let rel = ((p - 1.0) + q).abs(); // |r d - 1| = |r - 1/d| d
+                worst = worst.max(rel);
+            }
         }
         assert!(worst <= RECIP_REL_ERR, "worst {worst:e}");
         // The bound is not loose by orders of magnitude: the seed's error does show.

@@ -53,9 +53,9 @@ const TINY: f64 = f64::from_bits(1);
 /// sigmoid(x) in f64, for |x| <= 128 (module header); total (garbage, never a panic,
 /// elsewhere).
 #[inline(always)]
-fn sigmoid_fast(x: f32) -> f64 {
-    let e = exp_f32_fast(-x.abs());
-    let r = recip(1.0 + e);
+fn sigmoid_fast<const FUSED: bool>(x: f32) -> f64 {
+    let e = exp_f32_fast::<FUSED>(-x.abs());
+    let r = recip::<FUSED>(1.0 + e);
     if x >= 0.0 { r } else { e * r }
 }
 
@@ -78,8 +78,8 @@ impl CrUnary for Sigmoid {
     }
 
     #[inline(always)]
-    fn fast(x: f32) -> f64 {
-        sigmoid_fast(x)
+    fn fast<const FUSED: bool>(x: f32) -> f64 {
+        sigmoid_fast::<FUSED>(x)
     }
 
     fn accurate(x: f32) -> f64 {
@@ -109,8 +109,8 @@ impl CrUnary for Silu {
     }
 
     #[inline(always)]
-    fn fast(x: f32) -> f64 {
-        (x as f64) * sigmoid_fast(x)
+    fn fast<const FUSED: bool>(x: f32) -> f64 {
+        (x as f64) * sigmoid_fast::<FUSED>(x)
     }
 
     fn accurate(x: f32) -> f64 {
@@ -146,7 +146,7 @@ mod tests {
         assert!(Sigmoid::accurate(f32::NAN).is_nan());
         assert_eq!(Silu::accurate(0.0).to_bits(), 0);
         assert_eq!(Silu::accurate(-0.0).to_bits(), (-0.0f64).to_bits());
-        assert_eq!(Silu::fast(-0.0).to_bits(), (-0.0f64).to_bits());
+        assert_eq!(Silu::fast::<true>(-0.0).to_bits(), (-0.0f64).to_bits());
         assert_eq!(Silu::accurate(f32::INFINITY), f64::INFINITY);
         assert_eq!(
             Silu::accurate(f32::NEG_INFINITY).to_bits(),
@@ -163,8 +163,10 @@ mod tests {
         for i in 0..20000 {
             let x = (i as f32 - 10000.0) * 0.011;
             for (f, a) in [
-                (Sigmoid::fast(x), Sigmoid::accurate(x)),
-                (Silu::fast(x), Silu::accurate(x)),
+                (Sigmoid::fast::<true>(x), Sigmoid::accurate(x)),
+                (Sigmoid::fast::<false>(x), Sigmoid::accurate(x)),
+                (Silu::fast::<true>(x), Silu::accurate(x)),
+                (Silu::fast::<false>(x), Silu::accurate(x)),
             ] {
                 assert!(
                     (f - a).abs() <= Sigmoid::FAST_REL_ERR * a.abs() + f64::EPSILON * a.abs(),

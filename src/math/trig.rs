@@ -483,7 +483,7 @@ impl CrUnary for Sin {
         x.abs() < FAST_LIMIT
     }
     #[inline(always)]
-    fn fast(x: f32) -> f64 {
+    fn fast<const FUSED: bool>(x: f32) -> f64 {
         let (j, sr, cr) = fast_parts(x);
         let y = SIN_HI[j] * cr + SIN_HI[(j + 32) & 127] * sr;
         // sin(-0) = -0 (the sum above gives +0).
@@ -509,7 +509,7 @@ impl CrUnary for Cos {
         x.abs() < FAST_LIMIT
     }
     #[inline(always)]
-    fn fast(x: f32) -> f64 {
+    fn fast<const FUSED: bool>(x: f32) -> f64 {
         let (j, sr, cr) = fast_parts(x);
         SIN_HI[(j + 32) & 127] * cr - SIN_HI[j] * sr
     }

@@ -20,13 +20,13 @@
 //!
 //! The slice kernel runs the same scalar code over chunks of lanes; the compiler
 //! vectorizes it, and the AVX2/AVX-512 copies are this same code compiled with those
-//! target features, FMA included. The math core fuses a multiply-add only where it says so
-//! (`f64::mul_add`: an FMA instruction where the copy has one, the C library's correctly
-//! rounded `fma` where it does not) and Rust never contracts `a * b + c`, so every copy
-//! performs the same IEEE operations: neither the vector width nor the presence of FMA
-//! hardware changes a bit. The tests compare the baseline copy (no FMA instructions) with
-//! the FMA-enabled copies on every function.
+//! target features, FMA included. Rust never contracts `a * b + c`; the fast paths' own
+//! multiply-adds are fused in the copies that have FMA instructions and rounded twice in
+//! the x86-64 baseline copy (`super::madd`), both within the same error bound, so neither
+//! the vector width nor the presence of FMA hardware changes a bit of the output. The
+//! tests compare the baseline copy (no FMA) with the FMA-enabled copies on every function.
 
+use super::madd::TARGET_FUSES;
 use super::round::{Format, round_if_certain};
 use std::mem::MaybeUninit;
 
@@ -37,7 +37,8 @@ pub(crate) trait CrUnary {
     /// Whether `fast(x)` is within `FAST_REL_ERR` of f(x). Must be false for NaN.
     fn in_fast_domain(x: f32) -> bool;
     /// Branch-free approximation of f(x); total (never panics), meaningful on the domain.
-    fn fast(x: f32) -> f64;
+    /// `FUSED`: the multiply-add flavour of the compiled copy (`super::madd`).
+    fn fast<const FUSED: bool>(x: f32) -> f64;
     /// f(x) rounded to odd in f64, for every x (specials included).
     fn accurate(x: f32) -> f64;
 }
@@ -53,7 +54,7 @@ const fn test_err<U: CrUnary>() -> f64 {
 #[inline(always)]
 pub(crate) fn eval<U: CrUnary, F: Format>(x: f32) -> F {
     if U::in_fast_domain(x) {
-        let (r, sure) = round_if_certain::<F>(U::fast(x), test_err::<U>());
+        let (r, sure) = round_if_certain::<F>(U::fast::<TARGET_FUSES>(x), test_err::<U>());
         if sure {
             return r;
         }
@@ -65,7 +66,7 @@ pub(crate) fn eval<U: CrUnary, F: Format>(x: f32) -> F {
 const LANES: usize = 16;
 
 #[inline(always)]
-fn map_generic<U: CrUnary, F: Format>(xs: &[F], out: &mut [MaybeUninit<F>]) {
+fn map_generic<U: CrUnary, F: Format, const FUSED: bool>(xs: &[F], out: &mut [MaybeUninit<F>]) {
     assert_eq!(
         xs.len(),
         out.len(),
@@ -80,7 +81,7 @@ fn map_generic<U: CrUnary, F: Format>(xs: &[F], out: &mut [MaybeUninit<F>]) {
         let mut any_unsure = false;
         for i in 0..LANES {
             let xf = x[i].to_f32();
-            let (r, certain) = F::round_if_certain_fast(U::fast(xf), test_err::<U>());
+            let (r, certain) = F::round_if_certain_fast(U::fast::<FUSED>(xf), test_err::<U>());
             o[i] = MaybeUninit::new(r);
             any_unsure |= !(certain & U::in_fast_domain(xf));
         }
@@ -91,7 +92,7 @@ fn map_generic<U: CrUnary, F: Format>(xs: &[F], out: &mut [MaybeUninit<F>]) {
             // the full test first.
             for i in 0..LANES {
                 let xf = x[i].to_f32();
-                let (_, certain) = F::round_if_certain_fast(U::fast(xf), test_err::<U>());
+                let (_, certain) = F::round_if_certain_fast(U::fast::<FUSED>(xf), test_err::<U>());
                 if !(certain & U::in_fast_domain(xf)) {
                     o[i] = MaybeUninit::new(eval::<U, F>(xf));
                 }
@@ -110,13 +111,13 @@ fn map_generic<U: CrUnary, F: Format>(xs: &[F], out: &mut [MaybeUninit<F>]) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,fma")]
 fn map_avx512<U: CrUnary, F: Format>(xs: &[F], out: &mut [MaybeUninit<F>]) {
-    map_generic::<U, F>(xs, out)
+    map_generic::<U, F, true>(xs, out)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 fn map_avx2<U: CrUnary, F: Format>(xs: &[F], out: &mut [MaybeUninit<F>]) {
-    map_generic::<U, F>(xs, out)
+    map_generic::<U, F, true>(xs, out)
 }
 
 /// Which compiled copy of the slice kernels runs. Every copy gives the same bits; this
@@ -188,7 +189,7 @@ pub(crate) fn map_uninit_with<U: CrUnary, F: Format>(
         }
     }
     let _ = path;
-    map_generic::<U, F>(xs, out)
+    map_generic::<U, F, TARGET_FUSES>(xs, out)
 }
 
 /// The widest vector path of this CPU, detected once.

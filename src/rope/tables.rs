@@ -346,14 +346,14 @@ pub fn cos_sin_entry<F: Format>(a: f32, af: f32) -> (F, F) {
     let (mut c, mut s) = (None, None);
     if <Cos as CrUnary>::in_fast_domain(a) {
         let (v, sure) = crate::math::round::round_if_certain::<F>(
-            <Cos as CrUnary>::fast(a) * afd,
+            <Cos as CrUnary>::fast::<false>(a) * afd,
             ENTRY_TEST_ERR,
         );
         if sure {
             c = Some(v);
         }
         let (v, sure) = crate::math::round::round_if_certain::<F>(
-            <Sin as CrUnary>::fast(a) * afd,
+            <Sin as CrUnary>::fast::<false>(a) * afd,
             ENTRY_TEST_ERR,
         );
         if sure {

@@ -25,7 +25,8 @@ fn parts_of<U: CrUnary>() -> RustParts {
     RustParts {
         fast_rel_err: U::FAST_REL_ERR,
         in_fast_domain: U::in_fast_domain,
-        fast: U::fast,
+        // The CUDA mirror fuses its multiply-adds (`fma_f64`): the fused flavour.
+        fast: U::fast::<true>,
         accurate: U::accurate,
     }
 }
