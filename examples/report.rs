@@ -261,7 +261,7 @@ fn main() {
     fft_report();
     println!();
     println!(
-        "speed, 16M-element f32 tensor of arguments in [-8, 8) on the CPU, best of 5 (same run):"
+        "speed, 16M-element f32 tensor of arguments in [-8, 8) on the CPU, best of 9 (same run):"
     );
     println!(
         "{:<9} {:>12} {:>12} {:>8}",
@@ -272,7 +272,7 @@ fn main() {
     for f in UnaryFn::ALL {
         let arg = if f == UnaryFn::Log { &big_pos } else { &big };
         let (ours, theirs) =
-            best_of_pair(5, || candle_repro::unary(arg, f).unwrap(), || stock(f, arg));
+            best_of_pair(9, || candle_repro::unary(arg, f).unwrap(), || stock(f, arg));
         println!(
             "{:<9} {:>12.2} {:>12.2} {:>7.2}x",
             f.name(),
@@ -283,7 +283,7 @@ fn main() {
     }
     // The memory floor both sides pay: a stock op with next to no arithmetic that also
     // reads the input and writes a fresh output.
-    let floor = best_of(5, || big.neg().unwrap());
+    let floor = best_of(9, || big.neg().unwrap());
     println!(
         "{:<9} {:>12} {:>12.2}   (stock x.neg(): the memory floor of a 16M-element op)",
         "floor",
