@@ -1,6 +1,7 @@
 //! The slice kernels give the scalar functions' bits on every vector path: the baseline
-//! copy (compiled without FMA instructions: its `mul_add`s call the C library) and the AVX2+FMA and AVX-512+FMA copies, for over 10^7 f32
-//! inputs per function (a stride through the whole bit space) and all 16-bit inputs.
+//! copy (on x86-64 without FMA instructions, so its fast paths round each multiply-add
+//! twice) and the AVX2+FMA and AVX-512+FMA copies (fused), for over 10^7 f32 inputs per
+//! function (a stride through the whole bit space) and all 16-bit inputs.
 
 use candle_repro::math::{self, Format, VectorPath};
 use half::{bf16, f16};

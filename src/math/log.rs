@@ -20,8 +20,9 @@
 //! |r| <= 2^-8 with relative error 2^-54.8; evaluated as r + r^2 * q (Estrin for q), with
 //! multiply-adds (`madd`: fused in the FMA copies and on CUDA, two roundings in the x86-64
 //! baseline; the bounds below allow two): the r^2 q term is below 2^-9 |r| so its rounding
-//! errors stay below 2^-60 |p|, and the final addition costs 2^-53 |p|. Assembly: `(k*LN2_HI + NEG_LOGC_HI) + (k*LN2_LO + p)` with LN2_HI
-//! of 42 bits (k * LN2_HI exact for |k| < 2^11; LN2_HI + LN2_LO = ln 2 within 2^-97).
+//! errors stay below 2^-60 |p|, and the final addition costs 2^-53 |p|. Assembly:
+//! `(k*LN2_HI + NEG_LOGC_HI) + (k*LN2_LO + p)` with LN2_HI of 42 bits (k * LN2_HI exact for
+//! |k| < 2^11; LN2_HI + LN2_LO = ln 2 within 2^-97).
 //! Error relative to the result y, u = 2^-53 (the generator prints the ratios used: for
 //! k = 0 and c != 1, |ln c| <= 2.002 |y| and |r| <= 1.003 |y|; for k != 0, |y| >= 0.3156,
 //! |k ln 2| <= 2.197 |y| and |ln c| <= 1.188 |y|):

@@ -3,10 +3,11 @@
 //! Every function here returns the exact mathematical result rounded once to nearest-even
 //! in the output format: f32, bf16 or f16 (a 16-bit result is rounded from the internal
 //! high-precision value directly, never through f32). Only IEEE-754 basic operations,
-//! integer and bit operations and constant tables are used, in a fixed order; a
-//! multiply-add is fused only where written out (`f64::mul_add`, the fast paths'
-//! polynomials), so the results are identical on every CPU (with or without FMA hardware,
-//! any vector width, any thread count) and in the CUDA mirror under `kernels/`.
+//! integer and bit operations and constant tables are used, in a fixed order. The fast
+//! paths' multiply-adds are fused where the compiled copy has FMA instructions and
+//! rounded twice where it does not (`madd.rs`), within the same error bound, so
+//! the results are identical on every CPU (with or without FMA hardware, any vector width,
+//! any thread count) and in the CUDA mirror under `kernels/`.
 //!
 //! Each family lives in its own file whose header gives the algorithm and its error bound:
 //! [`exp`](mod@exp) (exp, expm1), [`log`](mod@log) (log, log1p), [`trig`] (sin, cos,
