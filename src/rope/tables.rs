@@ -17,6 +17,7 @@ use crate::math::Format;
 use crate::math::dd::{DD, round_odd};
 use crate::math::exp::exp_dd;
 use crate::math::log::log_dd;
+use crate::math::madd::TARGET_FUSES;
 use crate::math::trig::{Cos, Sin, sincos_dd};
 use crate::math::unary::CrUnary;
 
@@ -346,14 +347,14 @@ pub fn cos_sin_entry<F: Format>(a: f32, af: f32) -> (F, F) {
     let (mut c, mut s) = (None, None);
     if <Cos as CrUnary>::in_fast_domain(a) {
         let (v, sure) = crate::math::round::round_if_certain::<F>(
-            <Cos as CrUnary>::fast::<false>(a) * afd,
+            <Cos as CrUnary>::fast::<TARGET_FUSES>(a) * afd,
             ENTRY_TEST_ERR,
         );
         if sure {
             c = Some(v);
         }
         let (v, sure) = crate::math::round::round_if_certain::<F>(
-            <Sin as CrUnary>::fast::<false>(a) * afd,
+            <Sin as CrUnary>::fast::<TARGET_FUSES>(a) * afd,
             ENTRY_TEST_ERR,
         );
         if sure {
