@@ -93,6 +93,8 @@ const CLAMP_LO: f64 = f64::from_bits(0xC087_5000_0000_0000);
 const CLAMP_HI_EXPM1: f64 = f64::from_bits(0x4086_4000_0000_0000);
 /// 128.0 (0x4060000000000000): fast-domain limit of the f32 functions.
 const FAST_MAX: f64 = f64::from_bits(0x4060_0000_0000_0000);
+/// -87.0 (0xC2AE0000): from it up, e^x is an f32 normal (see `Exp::fast_result_normal`).
+const NORMAL_RESULT_MIN: f32 = f32::from_bits(0xC2AE_0000);
 /// 709.0 (0x4086280000000000): above it, e^x and e^x - 1 exceed 2^1022: infinity in every
 /// output format.
 const OVERFLOW_F32: f64 = f64::from_bits(0x4086_2800_0000_0000);
@@ -349,6 +351,14 @@ impl CrUnary for Exp {
     #[inline(always)]
     fn fast<const FUSED: bool>(x: f32) -> f64 {
         exp_f32_fast::<FUSED>(x)
+    }
+
+    /// e^x >= e^-87 = 2^-125.51 for x >= -87, and the fast result is within 2^-44 of it:
+    /// at least 2^-126. One f32 compare for 16 lanes, where the test's own look at y takes
+    /// an f64 compare per 8; the few lanes below -87 go to the scalar path.
+    #[inline(always)]
+    fn fast_result_normal(x: f32) -> Option<bool> {
+        Some(x >= NORMAL_RESULT_MIN)
     }
 
     fn accurate(x: f32) -> f64 {

@@ -204,6 +204,13 @@ impl CrUnary for Log {
         assemble_fast::<FUSED>(k as i64, i, poly_fast::<FUSED>(r))
     }
 
+    /// Never subnormal: on normal x != 1, |ln x| >= |ln(1 - 2^-24)| > 2^-25 (1's f32
+    /// neighbours are the closest), and fast(1) = 0 exactly (k = 0, c = 1, r = 0).
+    #[inline(always)]
+    fn fast_result_normal(_x: f32) -> Option<bool> {
+        Some(true)
+    }
+
     fn accurate(x: f32) -> f64 {
         if x.is_nan() || x < 0.0 {
             return f64::NAN;

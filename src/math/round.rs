@@ -29,9 +29,12 @@ pub trait Format: Copy + Send + Sync + 'static {
     /// The rounding test of the vector loops: `(round(y), true)` only when every number
     /// within relative distance `err` of `y` rounds to that value. May answer false more
     /// often than [`round_if_certain`] (the caller then runs the full test), never less
-    /// soundly. The default is [`round_if_certain`] itself.
+    /// soundly. `normal`, where known: whether y is exactly 0 or at least f32's smallest
+    /// normal in magnitude (`CrUnary::fast_result_normal`; the f32 test then need not look,
+    /// and answers false where it is `Some(false)`). The default is [`round_if_certain`]
+    /// itself.
     #[inline(always)]
-    fn round_if_certain_fast(y: f64, err: f64) -> (Self, bool) {
+    fn round_if_certain_fast(y: f64, err: f64, _normal: Option<bool>) -> (Self, bool) {
         round_if_certain::<Self>(y, err)
     }
 }
@@ -89,7 +92,7 @@ impl Format for f32 {
     /// one IEEE conversion `y as f32` is the rounding of every point. Four integer and
     /// compare operations instead of two conversions with NaN handling.
     #[inline(always)]
-    fn round_if_certain_fast(y: f64, err: f64) -> (f32, bool) {
+    fn round_if_certain_fast(y: f64, err: f64, normal: Option<bool>) -> (f32, bool) {
         const LOW_MASK: u64 = (1 << 29) - 1;
         const MIDPOINT: u64 = 1 << 28;
         // Tolerance in ulps of y, rounded up. err <= 2^-30 for every caller, so this is far
@@ -98,12 +101,12 @@ impl Format for f32 {
         let low = y.to_bits() & LOW_MASK;
         // low in [2^28 - tol, 2^28 + tol] <=> (low + tol - 2^28) mod 2^64 <= 2 tol.
         let far = low.wrapping_add(tol.wrapping_sub(MIDPOINT)) > 2 * tol;
-        // At or above f32's smallest normal (NaN fails the comparison): subnormal results
-        // take the full test. No upper check: a y in f32's overflow range converts to inf,
-        // which is right once the interval clears the overflow midpoint 2^128 - 2^103 (the
+        // At or above f32's smallest normal (NaN fails the comparison), as the caller may
+        // know from x: subnormal results take the full test. No upper check: a y in f32's
+        // overflow range converts to inf, which is right once the interval clears the overflow midpoint 2^128 - 2^103 (the
         // same low-bits test), and y = inf only where f(x) itself is beyond f64 (every
         // fast path's bound is relative, on a domain where f is finite).
-        let normal = y.abs() >= f64::from_bits(0x3810_0000_0000_0000); // 2^-126
+        let normal = normal.unwrap_or(y.abs() >= f64::from_bits(0x3810_0000_0000_0000)); // 2^-126
         (y as f32, far & normal)
     }
 }
@@ -282,7 +285,7 @@ mod tests {
             let bits = (base as i64 + center + off) as u64 | ((r >> 63) << 63);
             let y = f64::from_bits(bits);
             let err = pow2(-(40 + (next() % 12) as i32)); // 2^-40 .. 2^-51
-            let (v, ok) = <f32 as Format>::round_if_certain_fast(y, err);
+            let (v, ok) = <f32 as Format>::round_if_certain_fast(y, err, None);
             total += 1;
             if ok {
                 sure += 1;

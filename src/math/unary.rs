@@ -41,6 +41,14 @@ pub(crate) trait CrUnary {
     fn fast<const FUSED: bool>(x: f32) -> f64;
     /// f(x) rounded to odd in f64, for every x (specials included).
     fn accurate(x: f32) -> f64;
+    /// A cheap stand-in, read off x, for the f32 vector test's check that y is not
+    /// subnormal ([`Format::round_if_certain_fast`]): `Some(true)` only where `fast(x)` is
+    /// exactly 0 or at least f32's smallest normal (2^-126) in magnitude; `Some(false)`
+    /// leaves the lane to the scalar path. Default `None`: the test looks at y itself.
+    #[inline(always)]
+    fn fast_result_normal(_x: f32) -> Option<bool> {
+        None
+    }
 }
 
 /// Error bound used by the rounding test: the function's bound plus one ulp of y for the
@@ -81,7 +89,9 @@ fn map_generic<U: CrUnary, F: Format, const FUSED: bool>(xs: &[F], out: &mut [Ma
         let mut any_unsure = false;
         for i in 0..LANES {
             let xf = x[i].to_f32();
-            let (r, certain) = F::round_if_certain_fast(U::fast::<FUSED>(xf), test_err::<U>());
+            let y = U::fast::<FUSED>(xf);
+            let (r, certain) =
+                F::round_if_certain_fast(y, test_err::<U>(), U::fast_result_normal(xf));
             o[i] = MaybeUninit::new(r);
             any_unsure |= !(certain & U::in_fast_domain(xf));
         }
@@ -92,7 +102,9 @@ fn map_generic<U: CrUnary, F: Format, const FUSED: bool>(xs: &[F], out: &mut [Ma
             // the full test first.
             for i in 0..LANES {
                 let xf = x[i].to_f32();
-                let (_, certain) = F::round_if_certain_fast(U::fast::<FUSED>(xf), test_err::<U>());
+                let y = U::fast::<FUSED>(xf);
+                let (_, certain) =
+                    F::round_if_certain_fast(y, test_err::<U>(), U::fast_result_normal(xf));
                 if !(certain & U::in_fast_domain(xf)) {
                     o[i] = MaybeUninit::new(eval::<U, F>(xf));
                 }
@@ -218,4 +230,54 @@ pub(crate) fn map_slice<U: CrUnary, F: Format>(xs: &[F], out: &mut [F]) {
 /// Apply f to every element into uninitialized slots, with the widest path.
 pub(crate) fn map_uninit<U: CrUnary, F: Format>(xs: &[F], out: &mut [MaybeUninit<F>]) {
     map_uninit_with::<U, F>(best_path(), xs, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::math::{exp, log, sigmoid, softplus, tanh, trig};
+
+    /// Where `fast_result_normal` says so, both flavours of `fast` return 0 or at least
+    /// f32's smallest normal: on a stride through every f32, plus the inputs given (the
+    /// neighbourhoods where a function's results come closest to the subnormal range).
+    fn check_normal_hint<U: CrUnary>(name: &str, extra: impl Iterator<Item = f32>) {
+        let strided = (0..=u32::MAX).step_by(4099).map(f32::from_bits);
+        for x in strided.chain(extra) {
+            if !(U::in_fast_domain(x) && U::fast_result_normal(x) == Some(true)) {
+                continue;
+            }
+            for y in [U::fast::<true>(x), U::fast::<false>(x)] {
+                assert!(
+                    y == 0.0 || y.abs() >= f64::from(f32::MIN_POSITIVE),
+                    "{name}: fast({x:e}) = {y:e} under the normal-result hint"
+                );
+            }
+        }
+    }
+
+    /// f32s within `n` steps of `x`, both sides.
+    fn around(x: f32, n: u32) -> impl Iterator<Item = f32> {
+        let b = x.to_bits();
+        (b - n..=b + n).map(f32::from_bits)
+    }
+
+    #[test]
+    fn normal_result_hints_hold() {
+        // exp: the hint's threshold -87 and the binade below it, all of it.
+        let exp_edge = (0xC2AE_0000u32 - (1 << 17)..=0xC2AE_0000 + (1 << 17)).map(f32::from_bits);
+        check_normal_hint::<exp::Exp>("exp", exp_edge);
+        // log: the results nearest 0, around x = 1.
+        check_normal_hint::<log::Log>("log", around(1.0, 1 << 16));
+        assert_eq!(log::Log::fast::<true>(1.0), 0.0);
+        assert_eq!(log::Log::fast::<false>(1.0), 0.0);
+        // The others keep the default (no hint); the check documents the contract.
+        check_normal_hint::<exp::Expm1>("expm1", around(1e-30, 8));
+        check_normal_hint::<log::Log1p>("log1p", around(1e-30, 8));
+        check_normal_hint::<sigmoid::Sigmoid>("sigmoid", around(-100.0, 8));
+        check_normal_hint::<sigmoid::Silu>("silu", around(-100.0, 8));
+        check_normal_hint::<softplus::Softplus>("softplus", around(-100.0, 8));
+        check_normal_hint::<tanh::Tanh>("tanh", around(1e-30, 8));
+        check_normal_hint::<trig::Sin>("sin", around(1e-30, 8));
+        check_normal_hint::<trig::Cos>("cos", around(1.5707964, 8));
+    }
 }
