@@ -103,9 +103,10 @@ impl Format for f32 {
         let far = low.wrapping_add(tol.wrapping_sub(MIDPOINT)) > 2 * tol;
         // At or above f32's smallest normal (NaN fails the comparison), as the caller may
         // know from x: subnormal results take the full test. No upper check: a y in f32's
-        // overflow range converts to inf, which is right once the interval clears the overflow midpoint 2^128 - 2^103 (the
-        // same low-bits test), and y = inf only where f(x) itself is beyond f64 (every
-        // fast path's bound is relative, on a domain where f is finite).
+        // overflow range converts to inf, which is right once the interval clears the
+        // overflow midpoint 2^128 - 2^103 (the same low-bits test), and y = inf only where
+        // f(x) itself is beyond f64 (every fast path's bound is relative, on a domain where
+        // f is finite).
         let normal = normal.unwrap_or(y.abs() >= f64::from_bits(0x3810_0000_0000_0000)); // 2^-126
         (y as f32, far & normal)
     }
