@@ -15,8 +15,10 @@
 //! [`softplus`](mod@softplus). NaN outputs are the canonical quiet NaN of the format.
 
 pub(crate) mod dd;
+pub mod exact_dot;
 pub(crate) mod exact_sum;
 pub mod exp;
+pub mod f8;
 pub mod log;
 pub(crate) mod madd;
 pub(crate) mod recip;

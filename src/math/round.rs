@@ -53,7 +53,7 @@ const ROUND_INT_MAGIC: f64 = f64::from_bits(0x4338_0000_0000_0000);
 /// normal is 2^emin, ignoring overflow. All operations are exact except the one addition
 /// that rounds to an integer.
 #[inline(always)]
-fn round_magnitude(a: f64, p: i32, emin: i32) -> f64 {
+pub(crate) fn round_magnitude(a: f64, p: i32, emin: i32) -> f64 {
     // Exponent of a (a is an f64 normal or zero here: our values are far above 2^-1022
     // or they land in the format's subnormal branch below).
     let e = ((a.to_bits() >> 52) as i32) - 1023;
@@ -214,6 +214,32 @@ pub(crate) fn round_if_certain<F: Format>(y: f64, err: f64) -> (F, bool) {
     let lo = F::round(y - d);
     let hi = F::round(y + d);
     (lo, lo.bits() == hi.bits())
+}
+
+/// The rounding test for an absolute error bound: `Some(r)` when every number within `err`
+/// of `y` (the bound of |y - exact|) rounds to the same value r of `F`, which is then the
+/// correctly rounded exact value. See [`round_within_parts`].
+#[inline(always)]
+pub(crate) fn round_within<F: Format>(y: f64, err: f64) -> Option<F> {
+    let (r, sure) = round_within_parts::<F>(y, err);
+    sure.then_some(r)
+}
+
+/// [`round_within`] without branches, for vector loops: (the rounding of the interval's
+/// lower end, whether the whole interval rounds to it). The test's own two operations are
+/// covered by widening the interval to err (1 + 2^-36) + |y| 2^-51: each of y - d and
+/// y + d rounds by at most 2^-53 |y +- d|, less than the widening. Never sure for a
+/// non-finite y or err. An exact zero (y = 0, err = 0) counts as sure with +0: callers
+/// that need the sign IEEE gives an exact zero sum decide that case first.
+#[inline(always)]
+pub(crate) fn round_within_parts<F: Format>(y: f64, err: f64) -> (F, bool) {
+    const WIDEN: f64 = f64::from_bits(0x3FF0_0000_0001_0000); // 1 + 2^-36
+    const REL: f64 = f64::from_bits(0x3CC0_0000_0000_0000); // 2^-51
+    let d = err * WIDEN + y.abs() * REL;
+    let lo = F::round(y - d);
+    let hi = F::round(y + d);
+    // d >= 0 is finite only if err and y are (NaN included).
+    (lo, (lo.bits() == hi.bits()) & d.is_finite())
 }
 
 #[cfg(test)]

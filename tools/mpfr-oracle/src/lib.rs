@@ -51,6 +51,8 @@ unsafe extern "C" {
     fn mpfr_add(r: *mut Mpfr, x: *const Mpfr, y: *const Mpfr, rnd: Rnd) -> c_int;
     fn mpfr_div(r: *mut Mpfr, x: *const Mpfr, y: *const Mpfr, rnd: Rnd) -> c_int;
     fn mpfr_neg(r: *mut Mpfr, x: *const Mpfr, rnd: Rnd) -> c_int;
+    fn mpfr_mul(r: *mut Mpfr, x: *const Mpfr, y: *const Mpfr, rnd: Rnd) -> c_int;
+    fn mpfr_sum(r: *mut Mpfr, tab: *const *mut Mpfr, n: std::os::raw::c_ulong, rnd: Rnd) -> c_int;
     fn mpfr_get_emin() -> c_long;
     fn mpfr_get_emax() -> c_long;
     fn mpfr_set_emin(e: c_long) -> c_int;
@@ -360,6 +362,40 @@ fn correctly_rounded(f: Func, x: f64, fmt: Format) -> f64 {
     }
 }
 
+/// The exact sum of a[i] * b[i] (plus `bias`) rounded once to `fmt` (to nearest even,
+/// subnormals and overflow as in IEEE), as an f64 holding that value: each product exact at
+/// 106 bits (any two f64 of at most 53 bits), then `mpfr_sum`, MPFR's correctly rounded
+/// sum of many terms. NaN, infinities and the sign of an exact zero follow MPFR, which
+/// follows IEEE 754 for sums and products.
+pub fn dot(a: &[f64], b: &[f64], bias: Option<f64>, fmt: Format) -> f64 {
+    assert_eq!(a.len(), b.len());
+    let mut terms: Vec<Num> = a
+        .iter()
+        .zip(b)
+        .map(|(&x, &y)| {
+            let (xn, yn) = (Num::from_f64(x, 53), Num::from_f64(y, 53));
+            let mut p = Num::new(106);
+            let t = unsafe { mpfr_mul(p.p(), xn.c(), yn.c(), RNDN) };
+            assert_eq!(t, 0, "inexact product {x:e} * {y:e}");
+            p
+        })
+        .collect();
+    if let Some(c) = bias {
+        terms.push(Num::from_f64(c, 53));
+    }
+    let ptrs: Vec<*mut Mpfr> = terms.iter_mut().map(|t| t.p()).collect();
+    let mut y = Num::new(fmt.precision);
+    let t = unsafe {
+        mpfr_sum(
+            y.p(),
+            ptrs.as_ptr(),
+            ptrs.len() as std::os::raw::c_ulong,
+            RNDN,
+        )
+    };
+    fit_to_format(&mut y, t, fmt)
+}
+
 /// f(x) correctly rounded to f32 (canonical NaN for NaN results).
 pub fn cr_f32(f: Func, x: f32) -> f32 {
     let v = correctly_rounded(f, x as f64, F32);
@@ -435,6 +471,35 @@ mod tests {
         assert_eq!(cr_f32(Func::Silu, -1e30).to_bits(), 0x8000_0000);
         assert_eq!(cr_f32(Func::Sin, -0.0).to_bits(), 0x8000_0000);
         assert!(cr_f32(Func::Log, -1.0).is_nan());
+    }
+
+    #[test]
+    fn dot_known_values() {
+        // 1 + 2^-100 - 1, exactly.
+        let a = [1.0, 2f64.powi(-50), -1.0];
+        let b = [1.0, 2f64.powi(-50), 1.0];
+        assert_eq!(dot(&a, &b, None, F32), 2f64.powi(-100));
+        // A tie: 1 + 2^-24 rounds to even (1) in f32; 1 + 3 2^-24 to 1 + 2^-22.
+        assert_eq!(dot(&[1.0, 1.0], &[1.0, 2f64.powi(-24)], None, F32), 1.0);
+        assert_eq!(
+            dot(&[1.0, 3.0], &[1.0, 2f64.powi(-24)], None, F32),
+            1.0 + 2f64.powi(-22)
+        );
+        // Exact zeros: x - x is +0, a sum of -0 is -0; 0 * inf is NaN.
+        assert_eq!(dot(&[2.0, -2.0], &[1.0, 1.0], None, F32).to_bits(), 0);
+        assert_eq!(
+            dot(&[-0.0, 0.0], &[1.0, -1.0], None, F32).to_bits(),
+            (-0.0f64).to_bits()
+        );
+        assert!(dot(&[0.0], &[f64::INFINITY], None, F32).is_nan());
+        // Overflow and the smallest subnormal.
+        assert_eq!(dot(&[3e38, 3e38], &[1.0, 1.0], None, F32), f64::INFINITY);
+        assert_eq!(
+            dot(&[2f64.powi(-74)], &[2f64.powi(-75)], None, F32),
+            2f64.powi(-149)
+        );
+        // Half of it is a tie between 0 and 2^-149: even, 0.
+        assert_eq!(dot(&[2f64.powi(-75)], &[2f64.powi(-75)], None, F32), 0.0);
     }
 
     #[test]

@@ -1,0 +1,418 @@
+//! Dot products of f32 values (and of anything that widens exactly to f32: bf16, f16,
+//! f8e4m3), exact or with a proven error bound: the last two tiers of the correctly
+//! rounded matmul (`crate::matmul`), and of any other op whose output is a rounded sum of
+//! products.
+//!
+//! # The exact sum ([`ExactDot`])
+//! A finite f32 is m 2^e with an integer 0 <= m < 2^24 and -149 <= e <= 104, so a product
+//! of two is an integer below 2^48 times 2^(ea + eb), a multiple of 2^-298 below 2^256.
+//! The accumulator holds sum / 2^-298 as a signed integer in 32-bit digits, each kept in
+//! an i64 limb: a product adds its 48 bits (shifted by (ea + eb + 298) mod 32, so at most
+//! 80 bits) to three consecutive limbs, each change below 2^32 in magnitude, so a limb
+//! cannot overflow before 2^31 additions; the carries are propagated every
+//! [`NORMALIZE_EVERY`] terms. Integer addition is associative: the value, and every bit
+//! of the result, is independent of the order of the terms. [`DIGITS`] = 20 digits (640
+//! bits) hold |sum| < 2^(554 + 60), so any count of terms below 2^60.
+//!
+//! [`ExactDot::finish`] returns the exact sum rounded to odd in f64 (53 bits; the sum is
+//! 0 or at least 2^-298 and below 2^620, normal in f64), so one more rounding to f32,
+//! bf16 or f16 is the correctly rounded sum (Boldo and Melquiond, "When double rounding is
+//! odd", 2005; see `round.rs`).
+//!
+//! Special values, as an IEEE sum of the exact products would give them in any order:
+//! NaN if any term is NaN (a NaN factor, or 0 * inf) or if +inf and -inf terms meet;
+//! otherwise +-inf if there is an infinite term. An exact zero sum is -0 exactly when
+//! there is at least one term and every term is -0 (IEEE round-to-nearest: x + (-x) = +0,
+//! -0 + -0 = -0); an empty sum is +0. Every NaN is the canonical quiet NaN.
+//!
+//! # The compensated sum ([`dot2`])
+//! Knuth's TwoSum chain in f64 over the exact f64 products, in [`DOT2_LANES`] lanes
+//! (element i in lane i mod lanes) combined lane 0 first, also with TwoSum: every step is
+//! error-free, so sum = s + sum(q) exactly with s the final sum and q the TwoSum errors.
+//! Only sum(q) is formed with rounding: with n = k + lanes additions, |q_t| <= u |s_t| <=
+//! u (1 + gamma_n) sum|p|, so |fl(sum q) - sum q| <= gamma_n n u (1 + gamma_n) sum|p| and
+//! the final fl(s + fl(sum q)) adds u |result| (u = 2^-53; Ogita, Rump and Oishi,
+//! "Accurate sum and dot product", 2005, Prop. 4.5 in this form). [`dot2_bound`] rounds
+//! that up: |result - sum| <= 2^-52 |result| + (k + 8)^2 2^-106 (1 + 2^-20) bound(sum|p|).
+//! The CUDA mirror (`kernels/matmul/exact_dot.cuh`) performs the same operations in the
+//! same order.
+
+/// Lowest bit of any product of two f32: 2^-149 * 2^-149.
+pub(crate) const BASE_EXP: i32 = -298;
+/// 32-bit digits, each in an i64 limb (640 bits; see the module header).
+pub(crate) const DIGITS: usize = 20;
+/// Terms between two carry propagations: every limb then changed by less than 2^62.
+pub(crate) const NORMALIZE_EVERY: u32 = 1 << 30;
+
+/// A finite f32 as (m, e) with |x| = m 2^e, 0 <= m < 2^24 and -149 <= e <= 104.
+#[inline(always)]
+pub(crate) fn decompose(x: f32) -> (u64, i32) {
+    let bits = x.to_bits() & 0x7FFF_FFFF;
+    let field = (bits >> 23) as i32;
+    let frac = (bits & 0x7F_FFFF) as u64;
+    if field == 0 {
+        (frac, -149)
+    } else {
+        (frac | 0x80_0000, field - 150)
+    }
+}
+
+/// An exact sum of products of f32 values (see the module header).
+#[derive(Clone, Debug)]
+pub struct ExactDot {
+    limbs: [i64; DIGITS],
+    since_normalize: u32,
+    nan: bool,
+    pos_inf: bool,
+    neg_inf: bool,
+    /// At least one term, and every term so far is -0.
+    all_neg_zero: bool,
+    any_term: bool,
+}
+
+impl Default for ExactDot {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ExactDot {
+    /// The empty sum.
+    pub fn new() -> ExactDot {
+        ExactDot {
+            limbs: [0; DIGITS],
+            since_normalize: 0,
+            nan: false,
+            pos_inf: false,
+            neg_inf: false,
+            all_neg_zero: true,
+            any_term: false,
+        }
+    }
+
+    /// Add the exact product a * b.
+    #[inline]
+    pub fn add_product(&mut self, a: f32, b: f32) {
+        self.any_term = true;
+        let negative = ((a.to_bits() ^ b.to_bits()) >> 31) == 1;
+        if !a.is_finite() || !b.is_finite() {
+            self.all_neg_zero = false;
+            if a.is_nan() || b.is_nan() || a == 0.0 || b == 0.0 {
+                self.nan = true; // NaN factor, or inf * 0
+            } else if negative {
+                self.neg_inf = true;
+            } else {
+                self.pos_inf = true;
+            }
+            return;
+        }
+        let (ma, ea) = decompose(a);
+        let (mb, eb) = decompose(b);
+        let m = ma * mb;
+        if m == 0 {
+            self.all_neg_zero &= negative;
+            return;
+        }
+        self.all_neg_zero = false;
+        let shift = (ea + eb - BASE_EXP) as u32;
+        let limb = (shift / 32) as usize;
+        let v = (m as u128) << (shift % 32);
+        let d0 = (v as u64 & 0xFFFF_FFFF) as i64;
+        let d1 = ((v >> 32) as u64 & 0xFFFF_FFFF) as i64;
+        let d2 = (v >> 64) as i64;
+        if negative {
+            self.limbs[limb] -= d0;
+            self.limbs[limb + 1] -= d1;
+            self.limbs[limb + 2] -= d2;
+        } else {
+            self.limbs[limb] += d0;
+            self.limbs[limb + 1] += d1;
+            self.limbs[limb + 2] += d2;
+        }
+        self.since_normalize += 1;
+        if self.since_normalize == NORMALIZE_EVERY {
+            self.normalize();
+        }
+    }
+
+    /// Add one value (a product with 1).
+    #[inline]
+    pub fn add(&mut self, x: f32) {
+        self.add_product(x, 1.0);
+    }
+
+    /// Propagate carries: every limb but the last in [0, 2^32), the last signed.
+    fn normalize(&mut self) {
+        for i in 0..DIGITS - 1 {
+            let carry = self.limbs[i] >> 32;
+            self.limbs[i] -= carry << 32;
+            self.limbs[i + 1] += carry;
+        }
+        self.since_normalize = 0;
+    }
+
+    /// The exact sum rounded to odd in f64 (special values as in the module header): one
+    /// more rounding to f32, bf16 or f16 is the correctly rounded sum.
+    pub fn finish(&self) -> f64 {
+        if self.nan || (self.pos_inf && self.neg_inf) {
+            return f64::NAN;
+        }
+        if self.pos_inf {
+            return f64::INFINITY;
+        }
+        if self.neg_inf {
+            return f64::NEG_INFINITY;
+        }
+        let mut acc = self.clone();
+        acc.normalize();
+        let negative = acc.limbs[DIGITS - 1] < 0;
+        if negative {
+            for l in acc.limbs.iter_mut() {
+                *l = -*l;
+            }
+            acc.normalize();
+        }
+        let digits = &acc.limbs;
+        let Some(top) = (0..DIGITS).rev().find(|&i| digits[i] != 0) else {
+            let neg_zero = self.any_term && self.all_neg_zero;
+            return if neg_zero { -0.0 } else { 0.0 };
+        };
+        // The top three digits as a window W < 2^96 (digit `top` nonzero, so W >= 2^64),
+        // worth W 2^(32 (top - 2)) units; lower digits only matter as a sticky bit.
+        let digit = |i: usize| -> u128 {
+            if i <= top && top - i <= 2 && i < DIGITS {
+                digits[i] as u128
+            } else {
+                0
+            }
+        };
+        let w =
+            (digit(top) << 64) | (digit(top.wrapping_sub(1)) << 32) | digit(top.wrapping_sub(2));
+        let sticky = top >= 3 && digits[..top - 2].iter().any(|&d| d != 0);
+        let lz = w.leading_zeros();
+        let aligned = w << lz; // top bit at 127
+        let mut m53 = (aligned >> 75) as u64;
+        if (aligned & ((1u128 << 75) - 1)) != 0 || sticky {
+            m53 |= 1; // round to odd
+        }
+        // value = m53 2^75 2^-lz 2^(32 (top - 2)) 2^BASE_EXP.
+        let e = 75 - lz as i32 + 32 * (top as i32 - 2) + BASE_EXP;
+        let v = m53 as f64 * super::round::pow2(e);
+        if negative { -v } else { v }
+    }
+}
+
+/// The exact sum of a[i] * b[i] for i in 0..n (plus `bias`, when given), rounded to odd
+/// in f64 ([`ExactDot::finish`]).
+pub fn exact_dot(
+    n: usize,
+    a: impl Fn(usize) -> f32,
+    b: impl Fn(usize) -> f32,
+    bias: Option<f32>,
+) -> f64 {
+    let mut acc = ExactDot::new();
+    for i in 0..n {
+        acc.add_product(a(i), b(i));
+    }
+    if let Some(c) = bias {
+        acc.add(c);
+    }
+    acc.finish()
+}
+
+/// Lanes of [`dot2`] (a multiple of every vector width of f64).
+pub(crate) const DOT2_LANES: usize = 8;
+
+/// s + e = a + b exactly (TwoSum).
+#[inline(always)]
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    super::dd::two_sum(a, b)
+}
+
+/// The compensated sum of a[i] * b[i] (+ bias) over i in 0..n, within [`dot2_bound`] of
+/// the exact sum (every product of two f32 is exact in f64). Non-finite inputs give a
+/// non-finite result, which no rounding test accepts.
+#[inline]
+pub fn dot2(
+    n: usize,
+    a: impl Fn(usize) -> f32,
+    b: impl Fn(usize) -> f32,
+    bias: Option<f32>,
+) -> f64 {
+    let mut s = [0.0f64; DOT2_LANES];
+    let mut q = [0.0f64; DOT2_LANES];
+    let full = n / DOT2_LANES * DOT2_LANES;
+    let mut i = 0;
+    while i < full {
+        for l in 0..DOT2_LANES {
+            let p = a(i + l) as f64 * b(i + l) as f64;
+            let (t, e) = two_sum(s[l], p);
+            s[l] = t;
+            q[l] += e;
+        }
+        i += DOT2_LANES;
+    }
+    for (l, j) in (full..n).enumerate() {
+        let p = a(j) as f64 * b(j) as f64;
+        let (t, e) = two_sum(s[l], p);
+        s[l] = t;
+        q[l] += e;
+    }
+    let mut total = s[0];
+    let mut err = q[0];
+    for l in 1..DOT2_LANES {
+        let (t, e) = two_sum(total, s[l]);
+        total = t;
+        err += e + q[l];
+    }
+    if let Some(c) = bias {
+        let (t, e) = two_sum(total, c as f64);
+        total = t;
+        err += e;
+    }
+    total + err
+}
+
+/// The error bound of [`dot2`] over n products (and a bias) for a result `r`, given an
+/// upper bound `abs_bound` of sum |a[i] b[i]| + |bias| (see the module header); valid for
+/// n < 2^26.
+#[inline(always)]
+pub fn dot2_bound(n: usize, r: f64, abs_bound: f64) -> f64 {
+    let m = (n + DOT2_LANES) as f64;
+    // 2^-106 (1 + 2^-20): m^2 stays exact below 2^52.
+    let c = m * m * f64::from_bits(0x3950_0001_0000_0000);
+    r.abs() * f64::from_bits(0x3CB0_0000_0000_0000) + c * abs_bound // 2^-52
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lcg(s: &mut u64) -> u64 {
+        *s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        *s >> 11
+    }
+
+    #[test]
+    fn decompose_roundtrips() {
+        for bits in (0u32..0x7F80_0000).step_by(7919) {
+            let x = f32::from_bits(bits);
+            let (m, e) = decompose(x);
+            assert!(m < 1 << 24 && (-149..=104).contains(&e));
+            assert_eq!(m as f64 * 2f64.powi(e), x as f64);
+        }
+    }
+
+    #[test]
+    fn exact_on_cancellation_and_tiny_sums() {
+        // 1 + 2^-100 - 1 = 2^-100: products 2^-50 * 2^-50.
+        let a = [1.0f32, 2f32.powi(-50), -1.0];
+        let b = [1.0f32, 2f32.powi(-50), 1.0];
+        let r = exact_dot(3, |i| a[i], |i| b[i], None);
+        assert_eq!(r, 2f64.powi(-100));
+        // Smallest subnormal squared, next to the largest product.
+        let t = f32::from_bits(1);
+        let big = f32::MAX;
+        let a = [big, t, -big];
+        let b = [big, t, big];
+        assert_eq!(exact_dot(3, |i| a[i], |i| b[i], None), 2f64.powi(-298));
+        // Exact zero: +0 for x - x, -0 when every term is -0.
+        assert_eq!(
+            exact_dot(2, |i| [1.0f32, -1.0][i], |_| 3.0, None).to_bits(),
+            0
+        );
+        let nz = exact_dot(2, |i| [-0.0f32, 0.0][i], |i| [1.0f32, -2.0][i], None);
+        assert_eq!(nz.to_bits(), (-0.0f64).to_bits());
+        assert_eq!(exact_dot(0, |_| 0.0, |_| 0.0, None).to_bits(), 0);
+        assert_eq!(
+            exact_dot(1, |_| -0.0, |_| 1.0, Some(0.0)).to_bits(),
+            0,
+            "a +0 bias makes the sum +0"
+        );
+    }
+
+    #[test]
+    fn specials() {
+        let inf = f32::INFINITY;
+        assert!(exact_dot(2, |i| [inf, 1.0][i], |i| [0.0, 1.0][i], None).is_nan());
+        assert!(exact_dot(2, |i| [inf, -inf][i], |_| 1.0, None).is_nan());
+        assert_eq!(
+            exact_dot(2, |i| [inf, 5.0][i], |_| -1.0, None),
+            f64::NEG_INFINITY
+        );
+        assert!(exact_dot(1, |_| f32::NAN, |_| 0.0, None).is_nan());
+        assert_eq!(exact_dot(1, |_| 1.0, |_| 1.0, Some(inf)), f64::INFINITY);
+    }
+
+    #[test]
+    fn rounds_to_odd_against_the_f64_sum_of_few_terms() {
+        // Two terms: the f64 sum of two exact products is the exact sum rounded to
+        // nearest; rounded to odd it can differ only in the last bit, and where the f64
+        // sum is exact the two agree.
+        let mut s = 11u64;
+        for _ in 0..100_000 {
+            let a = [
+                f32::from_bits(lcg(&mut s) as u32 & 0xBFFF_FFFF),
+                f32::from_bits(lcg(&mut s) as u32 & 0xBFFF_FFFF),
+            ];
+            let b = [
+                f32::from_bits(lcg(&mut s) as u32 & 0xBFFF_FFFF),
+                f32::from_bits(lcg(&mut s) as u32 & 0xBFFF_FFFF),
+            ];
+            let r = exact_dot(2, |i| a[i], |i| b[i], None);
+            let (p0, p1) = (a[0] as f64 * b[0] as f64, a[1] as f64 * b[1] as f64);
+            let (f, e) = super::super::dd::two_sum(p0, p1);
+            if e == 0.0 {
+                assert_eq!(r, f, "{a:?} {b:?}");
+            } else {
+                assert_eq!(r.to_bits() & 1, 1);
+                assert!((r.to_bits() as i64 - f.to_bits() as i64).abs() <= 1);
+            }
+        }
+    }
+
+    #[test]
+    fn order_does_not_matter() {
+        let mut s = 5u64;
+        let n = 3000;
+        let a: Vec<f32> = (0..n)
+            .map(|_| f32::from_bits((lcg(&mut s) as u32) & 0xFF7F_FFFF))
+            .collect();
+        let b: Vec<f32> = (0..n)
+            .map(|_| f32::from_bits((lcg(&mut s) as u32) & 0xFF7F_FFFF))
+            .collect();
+        let whole = exact_dot(n, |i| a[i], |i| b[i], None);
+        let rev = exact_dot(n, |i| a[n - 1 - i], |i| b[n - 1 - i], None);
+        assert_eq!(whole.to_bits(), rev.to_bits());
+    }
+
+    #[test]
+    fn dot2_within_its_bound() {
+        let mut s = 9u64;
+        for n in [1usize, 7, 8, 9, 100, 1000] {
+            for _ in 0..200 {
+                let a: Vec<f32> = (0..n)
+                    .map(|_| (lcg(&mut s) as f32 / 2f32.powi(52)) - 1.0)
+                    .collect();
+                let b: Vec<f32> = (0..n)
+                    .map(|_| (lcg(&mut s) as f32 / 2f32.powi(52)) - 1.0)
+                    .collect();
+                let exact = exact_dot(n, |i| a[i], |i| b[i], Some(0.25));
+                let r = dot2(n, |i| a[i], |i| b[i], Some(0.25));
+                let abs: f64 = a
+                    .iter()
+                    .zip(&b)
+                    .map(|(x, y)| (*x as f64 * *y as f64).abs())
+                    .sum::<f64>()
+                    + 0.25;
+                let bound = dot2_bound(n, r, abs * 1.01);
+                assert!(
+                    (r - exact).abs() <= bound,
+                    "n {n}: {r} vs {exact}, bound {bound}"
+                );
+            }
+        }
+    }
+}
