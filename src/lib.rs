@@ -8,13 +8,19 @@
 
 pub mod fft;
 pub mod math;
+pub mod matmul;
+pub mod nn;
 pub mod ops;
 pub mod rope;
+pub(crate) mod vector;
 
 /// CUDA launches of the kernels under `kernels/` (feature `cuda`).
 #[cfg(feature = "cuda")]
 pub mod cuda;
 
+pub use math::f8::Overflow;
+pub use matmul::{broadcast_matmul, matmul, matmul_bias, matmul_to};
+pub use ops::cast::to_f8e4m3;
 pub use ops::elementwise::{
     UnaryFn, cos, exp, log, sigmoid, silu, sin, softplus, softplus_with, tanh, unary,
 };

@@ -1,0 +1,545 @@
+//! Correctly rounded matrix products: drop-in replacements for `Tensor::matmul` and
+//! `Tensor::broadcast_matmul` whose every output is defined mathematically, so no CPU
+//! instruction set, thread count, batch size, tiling or device can change a bit.
+//!
+//! # Definition
+//! out[.., i, j] = round(sum over k of a[.., i, k] * b[.., k, j] (+ bias[j])): the exact
+//! real sum of the exact products, rounded once to nearest-even into the output dtype
+//! (f32, bf16 or f16, the inputs' dtype; f32 or bf16 for f8e4m3 inputs). Overflow gives
+//! +-inf as IEEE rounding does. Special values are those of an IEEE sum of the exact
+//! products in any order: NaN if any product is NaN (a NaN input, or 0 * inf) or if
+//! products +inf and -inf meet, +-inf if an infinite product remains; an exact zero sum is
+//! -0 exactly when every term (each product, and the bias) is -0, and +0 otherwise (an
+//! empty sum, k = 0, is +0 or the bias). Every NaN is the canonical quiet NaN.
+//!
+//! # How the CPU reaches it (`cpu.rs`)
+//! Every input widens exactly to f32, and a product of two f32 is exact in f64 (48-bit
+//! significands, exponents from -298 to 256). So:
+//!
+//! 1. Tier 1 sums the products (and the bias) in f64, in whatever order the kernel likes:
+//!    a blocked GEMM with a register micro-kernel (`kernel.rs`) or, for at most four rows
+//!    against a B contiguous along k, a streaming GEMV. Any summation tree of n = k + 1
+//!    terms has |computed - exact| <= gamma_n sum|terms|, gamma_n = n u / (1 - n u), u =
+//!    2^-53 (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed., 4.2;
+//!    additions of a zero are exact and do not count). By Cauchy-Schwarz, sum|a_k b_k| <=
+//!    |a|_2 |b|_2, computed once per row of A and column of B in f64 (within (1 + k u) of
+//!    the true norms). For k < 2^26 the bound used, err = n 2^-53 (1 + 2^-20) (|a| |b| +
+//!    |bias|) with the computed norms, exceeds gamma_n (1 + k u)^2 (|a| |b| + |bias|) and
+//!    the four roundings of its own evaluation. The output is accepted when every number
+//!    within err of the f64 sum rounds to the same value of the dtype
+//!    (`crate::math::round::round_within`); with err = 0 and a zero sum (all products
+//!    zero) the sign of the zero comes from the sign bits of the row and column.
+//!    f8e4m3 products are multiples of 2^-18 below 2^17.7, so for k <= 2^17 every partial
+//!    sum is exact in f64 in any order: err = 0 (the one rounding of adding the bias is
+//!    covered by the test's own widening).
+//! 2. Tier 2, for the outputs tier 1 leaves (with random data about 1 in 10^3 in f32 at
+//!    k = 576, fewer in bf16 and f16): a compensated dot product with error below 2^-52
+//!    relative plus (k + 8)^2 2^-106 |a| |b| (`crate::math::exact_dot::dot2`), tested the
+//!    same way.
+//! 3. Tier 3, for what is left (sums at a rounding midpoint, inf and NaN rows, k >= 2^26):
+//!    the exact fixed-point sum (`crate::math::exact_dot::ExactDot`), rounded to odd in
+//!    f64 and then once to the dtype.
+//!
+//! Each tier returns the correctly rounded value or nothing, so which tier decides an
+//! output, and everything that influences that (vector width, k-blocking, thread count,
+//! the GEMV/GEMM choice, the device), is invisible in the output. The CUDA half
+//! (`cuda.rs`, `kernels/matmul.cu`) reaches the same values the same way, with the second
+//! and third tiers in headers that compile as host C++ (`kernels/matmul/*.cuh`).
+
+pub(crate) mod cpu;
+pub(crate) mod kernel;
+
+pub use cpu::CpuConfig;
+
+use crate::math::Format;
+use crate::math::f8::f8e4m3_to_f32;
+use crate::ops::buffer;
+use crate::ops::layout::logical_elements;
+use candle_core::backend::BackendStorage;
+use candle_core::{
+    CpuStorage, CustomOp2, CustomOp3, DType, Error, Layout, Result, Shape, Tensor, bail,
+};
+use cpu::{Problem, View};
+use half::{bf16, f16};
+use std::sync::Arc;
+
+/// An input element type: widens exactly to f32.
+pub(crate) trait Input: Copy + Send + Sync + 'static {
+    fn widen(self) -> f32;
+}
+
+impl Input for f32 {
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        self
+    }
+}
+
+impl Input for bf16 {
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        <bf16 as Format>::to_f32(self)
+    }
+}
+
+impl Input for f16 {
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        <f16 as Format>::to_f32(self)
+    }
+}
+
+/// Every f8e4m3 value as f32 bits (a table: the widening is a lookup).
+static F8E4M3_TABLE: std::sync::LazyLock<[f32; 256]> =
+    std::sync::LazyLock::new(|| std::array::from_fn(|b| f8e4m3_to_f32(b as u8)));
+
+impl Input for float8::F8E4M3 {
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        F8E4M3_TABLE[self.to_bits() as usize]
+    }
+}
+
+/// The 2-D views of each batch index of a (batch.., rows, cols) layout, in row-major
+/// order of the batch indices.
+fn batch_views<'a, T>(data: &'a [T], layout: &Layout) -> Vec<View<'a, T>> {
+    let dims = layout.dims();
+    let strides = layout.stride();
+    let r = dims.len();
+    let (rs, cs) = (strides[r - 2], strides[r - 1]);
+    let batch_dims = &dims[..r - 2];
+    let count: usize = batch_dims.iter().product();
+    let mut views = Vec::with_capacity(count);
+    let mut index = vec![0usize; batch_dims.len()];
+    for _ in 0..count {
+        let base =
+            layout.start_offset() + index.iter().zip(strides).map(|(i, s)| i * s).sum::<usize>();
+        views.push(View { data, base, rs, cs });
+        for d in (0..batch_dims.len()).rev() {
+            index[d] += 1;
+            if index[d] < batch_dims[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    views
+}
+
+/// Shapes of a product: (output shape, m, k, n), with candle's `Tensor::matmul` checks.
+fn product_shape(a: &Shape, b: &Shape, op: &'static str) -> Result<(Shape, usize, usize, usize)> {
+    let (ad, bd) = (a.dims(), b.dims());
+    let r = ad.len();
+    let mismatch = || Error::ShapeMismatchBinaryOp {
+        lhs: a.clone(),
+        rhs: b.clone(),
+        op,
+    };
+    if r < 2 || bd.len() != r {
+        return Err(mismatch().bt());
+    }
+    let (m, k, k2, n) = (ad[r - 2], ad[r - 1], bd[r - 2], bd[r - 1]);
+    let batch: usize = ad[..r - 2].iter().product();
+    let batch_b: usize = bd[..r - 2].iter().product();
+    if k != k2 || batch != batch_b {
+        return Err(mismatch().bt());
+    }
+    let out = Shape::from(&ad[..r - 2]).extend(&[m, n]);
+    Ok((out, m, k, n))
+}
+
+/// The output dtype of a product of `input` tensors when `requested` (None: the default).
+fn output_dtype(input: DType, requested: Option<DType>, op: &'static str) -> Result<DType> {
+    match (input, requested) {
+        (DType::F32 | DType::BF16 | DType::F16, None) => Ok(input),
+        (DType::F32 | DType::BF16 | DType::F16, Some(o)) if o == input => Ok(input),
+        (DType::F8E4M3, None) => Ok(DType::F32),
+        (DType::F8E4M3, Some(o @ (DType::F32 | DType::BF16))) => Ok(o),
+        (DType::F32 | DType::BF16 | DType::F16 | DType::F8E4M3, Some(o)) => bail!(
+            "candle-repro {op}: {input:?} inputs give {} output, not {o:?}",
+            if input == DType::F8E4M3 {
+                "f32 or bf16"
+            } else {
+                "the same dtype as"
+            }
+        ),
+        (other, _) => Err(Error::UnsupportedDTypeForOp(other, op).bt()),
+    }
+}
+
+/// Checks shared by every product entry point; returns the output dtype.
+fn check_operands(
+    a: &Tensor,
+    b: &Tensor,
+    requested: Option<DType>,
+    op: &'static str,
+) -> Result<DType> {
+    if !a.device().same_device(b.device()) {
+        return Err(Error::DeviceMismatchBinaryOp {
+            lhs: a.device().location(),
+            rhs: b.device().location(),
+            op,
+        }
+        .bt());
+    }
+    if a.dtype() != b.dtype() {
+        return Err(Error::DTypeMismatchBinaryOp {
+            lhs: a.dtype(),
+            rhs: b.dtype(),
+            op,
+        }
+        .bt());
+    }
+    output_dtype(a.dtype(), requested, op)
+}
+
+/// Column stats of a weight prepared once (see [`crate::nn::Linear`]).
+#[derive(Clone, Debug)]
+pub(crate) struct Prepared {
+    pub cols: Vec<cpu::LineStats>,
+}
+
+/// One CPU product: the sizes, the widened bias and the plan knobs.
+struct Job<'p> {
+    m: usize,
+    k: usize,
+    n: usize,
+    bias: Option<Vec<f32>>,
+    cfg: CpuConfig,
+    prepared: Option<&'p [cpu::LineStats]>,
+}
+
+impl Job<'_> {
+    fn run<T: Input, O: Format>(self, a: &[T], la: &Layout, b: &[T], lb: &Layout) -> Vec<O> {
+        let (m, k, n) = (self.m, self.k, self.n);
+        let exact_sums = std::any::TypeId::of::<T>() == std::any::TypeId::of::<float8::F8E4M3>()
+            && k <= cpu::F8_EXACT_MAX_K;
+        let p = Problem {
+            m,
+            n,
+            k,
+            a: batch_views(a, la),
+            b: batch_views(b, lb),
+            bias: self.bias,
+            exact_sums,
+        };
+        let mut out = buffer::uninit::<O>(p.a.len() * m * n);
+        cpu::matmul::<T, O>(&p, self.cfg, self.prepared, &mut out);
+        // SAFETY: cpu::matmul writes every element.
+        unsafe { buffer::assume_init(out) }
+    }
+}
+
+/// The stats of a weight (out, in) that a product against its transpose needs (its rows'
+/// norms and sign classes), for a CPU tensor of an input dtype; None elsewhere.
+pub(crate) fn prepare_weight(w: &Tensor) -> Result<Option<Prepared>> {
+    let (n, k) = w.dims2()?;
+    let (storage, layout) = w.storage_and_layout();
+    let candle_core::Storage::Cpu(s) = &*storage else {
+        return Ok(None);
+    };
+    // w^T: element (q, j) is w[j][q].
+    let (st, base) = (layout.stride(), layout.start_offset());
+    fn cols<T: Input>(
+        data: &[T],
+        base: usize,
+        st: &[usize],
+        k: usize,
+        n: usize,
+    ) -> Vec<cpu::LineStats> {
+        cpu::column_stats(
+            View {
+                data,
+                base,
+                rs: st[1],
+                cs: st[0],
+            },
+            k,
+            n,
+        )
+    }
+    let cols = match s {
+        CpuStorage::F32(d) => cols(d, base, st, k, n),
+        CpuStorage::BF16(d) => cols(d, base, st, k, n),
+        CpuStorage::F16(d) => cols(d, base, st, k, n),
+        CpuStorage::F8E4M3(d) => cols(d, base, st, k, n),
+        _ => return Ok(None),
+    };
+    Ok(Some(Prepared { cols }))
+}
+
+/// The product op, with or without a fused bias.
+#[derive(Clone)]
+struct Matmul {
+    out: DType,
+    cfg: Option<CpuConfig>,
+    prepared: Option<Arc<Prepared>>,
+}
+
+impl Matmul {
+    fn cpu(
+        &self,
+        a: (&CpuStorage, &Layout),
+        b: (&CpuStorage, &Layout),
+        bias: Option<(&CpuStorage, &Layout)>,
+    ) -> Result<(CpuStorage, Shape)> {
+        let (shape, m, k, n) = product_shape(a.1.shape(), b.1.shape(), "matmul")?;
+        let bias = match bias {
+            None => None,
+            Some((s, l)) => {
+                if l.dims() != [n] {
+                    bail!(
+                        "candle-repro matmul: bias shape {:?}, expected [{n}]",
+                        l.dims()
+                    );
+                }
+                if s.dtype() != self.out {
+                    bail!(
+                        "candle-repro matmul: bias dtype {:?}, expected {:?}",
+                        s.dtype(),
+                        self.out
+                    );
+                }
+                Some(match s {
+                    CpuStorage::F32(v) => logical_elements(v, l).to_vec(),
+                    CpuStorage::BF16(v) => {
+                        logical_elements(v, l).iter().map(|x| x.widen()).collect()
+                    }
+                    CpuStorage::F16(v) => {
+                        logical_elements(v, l).iter().map(|x| x.widen()).collect()
+                    }
+                    _ => unreachable!("checked: the output dtype"),
+                })
+            }
+        };
+        let job = Job {
+            m,
+            k,
+            n,
+            bias,
+            cfg: self.cfg.unwrap_or_default(),
+            prepared: self.prepared.as_ref().map(|p| p.cols.as_slice()),
+        };
+        let out = match (a.0, b.0, self.out) {
+            (CpuStorage::F32(x), CpuStorage::F32(y), DType::F32) => {
+                CpuStorage::F32(job.run::<f32, f32>(x, a.1, y, b.1))
+            }
+            (CpuStorage::BF16(x), CpuStorage::BF16(y), DType::BF16) => {
+                CpuStorage::BF16(job.run::<bf16, bf16>(x, a.1, y, b.1))
+            }
+            (CpuStorage::F16(x), CpuStorage::F16(y), DType::F16) => {
+                CpuStorage::F16(job.run::<f16, f16>(x, a.1, y, b.1))
+            }
+            (CpuStorage::F8E4M3(x), CpuStorage::F8E4M3(y), DType::F32) => {
+                CpuStorage::F32(job.run::<float8::F8E4M3, f32>(x, a.1, y, b.1))
+            }
+            (CpuStorage::F8E4M3(x), CpuStorage::F8E4M3(y), DType::BF16) => {
+                CpuStorage::BF16(job.run::<float8::F8E4M3, bf16>(x, a.1, y, b.1))
+            }
+            (x, _, _) => return Err(Error::UnsupportedDTypeForOp(x.dtype(), "matmul").bt()),
+        };
+        Ok((out, shape))
+    }
+
+    /// Gradients of out = a b (+ bias) from the output's gradient g: a's is g b^T, b's
+    /// is a^T g and the bias's the column sums of g, each a product of this definition
+    /// (the bias's as ones(1, rows) times g).
+    fn grads(
+        &self,
+        a: &Tensor,
+        b: &Tensor,
+        bias: bool,
+        g: &Tensor,
+    ) -> Result<(Tensor, Tensor, Option<Tensor>)> {
+        if a.dtype() == DType::F8E4M3 {
+            return Err(Error::BackwardNotSupported {
+                op: "repro-matmul (f8e4m3)",
+            }
+            .bt());
+        }
+        let ga = matmul(g, &b.t()?)?;
+        let gb = matmul(&a.t()?, g)?;
+        let gbias = if bias {
+            let n = g.dim(g.rank() - 1)?;
+            let rows = g.elem_count() / n.max(1);
+            let g2 = g.reshape((rows, n))?;
+            let ones = Tensor::ones((1, rows), g.dtype(), g.device())?;
+            Some(matmul(&ones, &g2)?.reshape(n)?)
+        } else {
+            None
+        };
+        Ok((ga, gb, gbias))
+    }
+}
+
+impl CustomOp2 for Matmul {
+    fn name(&self) -> &'static str {
+        "repro-matmul"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+    ) -> Result<(CpuStorage, Shape)> {
+        self.cpu((s1, l1), (s2, l2), None)
+    }
+
+    fn bwd(
+        &self,
+        a: &Tensor,
+        b: &Tensor,
+        _res: &Tensor,
+        g: &Tensor,
+    ) -> Result<(Option<Tensor>, Option<Tensor>)> {
+        let (ga, gb, _) = self.grads(a, b, false, g)?;
+        Ok((Some(ga), Some(gb)))
+    }
+}
+
+impl CustomOp3 for Matmul {
+    fn name(&self) -> &'static str {
+        "repro-matmul-bias"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+        s3: &CpuStorage,
+        l3: &Layout,
+    ) -> Result<(CpuStorage, Shape)> {
+        self.cpu((s1, l1), (s2, l2), Some((s3, l3)))
+    }
+
+    fn bwd(
+        &self,
+        a: &Tensor,
+        b: &Tensor,
+        _bias: &Tensor,
+        _res: &Tensor,
+        g: &Tensor,
+    ) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
+        let (ga, gb, gbias) = self.grads(a, b, true, g)?;
+        Ok((Some(ga), Some(gb), gbias))
+    }
+}
+
+/// The product with every option: output dtype, a fused bias, a CPU configuration (tests)
+/// and prepared column stats of b.
+pub(crate) fn product(
+    a: &Tensor,
+    b: &Tensor,
+    bias: Option<&Tensor>,
+    out: Option<DType>,
+    cfg: Option<CpuConfig>,
+    prepared: Option<Arc<Prepared>>,
+) -> Result<Tensor> {
+    let op_name = "matmul";
+    let out = check_operands(a, b, out, op_name)?;
+    let (_, _, _, n) = product_shape(a.shape(), b.shape(), op_name)?;
+    let op = Matmul { out, cfg, prepared };
+    match bias {
+        None => a.apply_op2_arc(b, Arc::new(Box::new(op))),
+        Some(c) => {
+            if !c.device().same_device(a.device()) {
+                return Err(Error::DeviceMismatchBinaryOp {
+                    lhs: a.device().location(),
+                    rhs: c.device().location(),
+                    op: op_name,
+                }
+                .bt());
+            }
+            if c.dims() != [n] || c.dtype() != out {
+                bail!(
+                    "candle-repro matmul: bias must be a {out:?} vector of {n} values, got {:?} {:?}",
+                    c.dtype(),
+                    c.dims()
+                );
+            }
+            a.apply_op3_arc(b, c, Arc::new(Box::new(op)))
+        }
+    }
+}
+
+/// `a.matmul(b)`, correctly rounded: a (.., m, k) times b (.., k, n) with the same batch
+/// dimensions (as candle: the same number of batch elements), f32, bf16 or f16 (both
+/// inputs the same dtype, the output too) or f8e4m3 (f32 output; [`matmul_to`] for bf16).
+/// Any layout: a transposed weight `w.t()` is read in place.
+pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    product(a, b, None, None, None, None)
+}
+
+/// [`matmul`] into a chosen output dtype: the inputs' for f32, bf16 and f16, f32 or bf16
+/// for f8e4m3 inputs.
+pub fn matmul_to(a: &Tensor, b: &Tensor, out: DType) -> Result<Tensor> {
+    product(a, b, None, Some(out), None, None)
+}
+
+/// a b + bias with one rounding: out[.., i, j] = round(sum_k a[.., i, k] b[.., k, j] +
+/// bias[j]). The bias is a vector of n values in the output dtype.
+pub fn matmul_bias(a: &Tensor, b: &Tensor, bias: &Tensor) -> Result<Tensor> {
+    product(a, b, Some(bias), None, None, None)
+}
+
+/// [`matmul`] (with an optional fused bias and output dtype) under a chosen CPU
+/// configuration (vector path, k-blocking, GEMV on or off, tiers): for tests that show none of them changes a bit.
+#[doc(hidden)]
+pub fn matmul_with_config(
+    a: &Tensor,
+    b: &Tensor,
+    bias: Option<&Tensor>,
+    out: Option<DType>,
+    cfg: CpuConfig,
+) -> Result<Tensor> {
+    product(a, b, bias, out, Some(cfg), None)
+}
+
+/// The shapes both operands of a broadcast product take (candle's rules: the batch
+/// dimensions broadcast as in binary ops).
+fn broadcast_shapes(a: &Shape, b: &Shape) -> Result<(Shape, Shape)> {
+    let (ad, bd) = (a.dims(), b.dims());
+    if ad.len() < 2 || bd.len() < 2 {
+        return Err(Error::ShapeMismatchBinaryOp {
+            lhs: a.clone(),
+            rhs: b.clone(),
+            op: "broadcast_matmul",
+        }
+        .bt());
+    }
+    let (m, k) = (ad[ad.len() - 2], ad[ad.len() - 1]);
+    let (k2, n) = (bd[bd.len() - 2], bd[bd.len() - 1]);
+    if k != k2 {
+        return Err(Error::ShapeMismatchBinaryOp {
+            lhs: a.clone(),
+            rhs: b.clone(),
+            op: "broadcast_matmul",
+        }
+        .bt());
+    }
+    let batch = Shape::from(&ad[..ad.len() - 2])
+        .broadcast_shape_binary_op(&Shape::from(&bd[..bd.len() - 2]), "broadcast_matmul")?;
+    Ok((batch.clone().extend(&[m, k]), batch.extend(&[k, n])))
+}
+
+/// `a.broadcast_matmul(b)`, correctly rounded: the batch dimensions broadcast as in
+/// candle. Broadcast operands are read through stride-0 views, not copied; a rank-2 `b`
+/// against a contiguous `a` is one 2-D product over a's folded rows, as in candle. The
+/// backward pass of the other broadcast cases sums the gradient over the broadcast
+/// dimensions with candle's own (not exact) `sum`.
+pub fn broadcast_matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let (l_shape, r_shape) = broadcast_shapes(a.shape(), b.shape())?;
+    if b.rank() == 2 && l_shape == *a.shape() && a.is_contiguous() && a.rank() > 2 {
+        let dims = a.dims();
+        let (m, k) = (dims[a.rank() - 2], dims[a.rank() - 1]);
+        let batch: usize = dims[..a.rank() - 2].iter().product();
+        let mut out_dims = dims.to_vec();
+        *out_dims.last_mut().unwrap() = b.dim(1)?;
+        return matmul(&a.reshape((batch * m, k))?, b)?.reshape(out_dims);
+    }
+    matmul(&a.broadcast_as(&l_shape)?, &b.broadcast_as(&r_shape)?)
+}
