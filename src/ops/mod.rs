@@ -1,6 +1,7 @@
 //! candle ops over the math core, one file per family.
 
 pub(crate) mod buffer;
+pub mod cast;
 pub mod elementwise;
 pub mod fft;
 pub(crate) mod layout;
