@@ -123,4 +123,16 @@ RM_FN bool round_if_certain(double y, double err, typename F::T* out) {
     return F::bits(lo) == F::bits(hi);
 }
 
+// Mirror of round_within_parts: the rounding test for an absolute bound `err` (see
+// src/math/round.rs); *out gets the rounding of the lower end, the result says whether
+// the whole widened interval rounds to it.
+template <class F>
+RM_FN bool round_within_parts(double y, double err, typename F::T* out) {
+    double d = err * F64(0x3FF0000000010000) + fabs_(y) * F64(0x3CC0000000000000);
+    typename F::T lo = F::round(y - d);
+    typename F::T hi = F::round(y + d);
+    *out = lo;
+    return (F::bits(lo) == F::bits(hi)) & is_finite(d);
+}
+
 }  // namespace repro

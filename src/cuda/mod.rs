@@ -29,6 +29,7 @@ pub const PTX_MODULES: &[(&str, &str)] = &[
     ("softmax", softmax::SOFTMAX_PTX),
     ("rope", rope::ROPE_PTX),
     ("fft", fft::FFT_PTX),
+    ("matmul", crate::matmul::cuda::MATMUL_PTX),
 ];
 
 /// Module name under which the PTX is loaded into candle's per-device module cache.

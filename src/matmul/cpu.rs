@@ -48,6 +48,19 @@ const GAMMA_UNIT: f64 = f64::from_bits(0x3CA0_0001_0000_0000);
 /// 1 + 2^-20: covers the rounding of computed norms in the tier-2 bound.
 const NORM_SLACK: f64 = f64::from_bits(0x3FF0_0001_0000_0000);
 
+/// Tier 1's error coefficient c: the bound of an output is c (row norm x column norm +
+/// |bias|). NaN when tier 1 is off (no output passes the test: straight to the slower
+/// tiers) or k too long for its bound, 0 for exact sums, else (k + bias) 2^-53 (1 + 2^-20).
+pub(crate) fn tier1_coeff(k: usize, has_bias: bool, exact_sums: bool, tier1_on: bool) -> f64 {
+    if !tier1_on || k >= FAST_MAX_K {
+        f64::NAN
+    } else if exact_sums {
+        0.0
+    } else {
+        (k + has_bias as usize) as f64 * GAMMA_UNIT
+    }
+}
+
 /// Knobs for tests: the plan a product gets by default is a function of its shape and
 /// dtypes, the CPU's widest vector path and the thread count; tests pick others to show
 /// that none changes a bit.
@@ -704,14 +717,7 @@ pub(crate) fn matmul<T: Input, O: Format>(
                 .collect()
         }
     };
-    let tier1 = cfg.start_tier.is_none() && k < FAST_MAX_K;
-    let coeff = if !tier1 {
-        f64::NAN // no output passes the test: straight to the slower tiers
-    } else if p.exact_sums {
-        0.0
-    } else {
-        (k + p.bias.is_some() as usize) as f64 * GAMMA_UNIT
-    };
+    let coeff = tier1_coeff(k, p.bias.is_some(), p.exact_sums, cfg.start_tier.is_none());
     let bias: Vec<f64> = match &p.bias {
         Some(v) => v.iter().map(|&c| c as f64).collect(),
         None => vec![0.0; n],

@@ -47,6 +47,8 @@
 //! and third tiers in headers that compile as host C++ (`kernels/matmul/*.cuh`).
 
 pub(crate) mod cpu;
+#[cfg(feature = "cuda")]
+pub(crate) mod cuda;
 pub(crate) mod kernel;
 
 pub use cpu::CpuConfig;
@@ -100,21 +102,19 @@ impl Input for float8::F8E4M3 {
     }
 }
 
-/// The 2-D views of each batch index of a (batch.., rows, cols) layout, in row-major
-/// order of the batch indices.
-fn batch_views<'a, T>(data: &'a [T], layout: &Layout) -> Vec<View<'a, T>> {
+/// The element offset of each batch index of a (batch.., rows, cols) layout (its start
+/// offset included), in row-major order of the batch indices.
+pub(crate) fn batch_bases(layout: &Layout) -> Vec<u64> {
     let dims = layout.dims();
     let strides = layout.stride();
-    let r = dims.len();
-    let (rs, cs) = (strides[r - 2], strides[r - 1]);
-    let batch_dims = &dims[..r - 2];
+    let batch_dims = &dims[..dims.len() - 2];
     let count: usize = batch_dims.iter().product();
-    let mut views = Vec::with_capacity(count);
+    let mut bases = Vec::with_capacity(count);
     let mut index = vec![0usize; batch_dims.len()];
     for _ in 0..count {
         let base =
             layout.start_offset() + index.iter().zip(strides).map(|(i, s)| i * s).sum::<usize>();
-        views.push(View { data, base, rs, cs });
+        bases.push(base as u64);
         for d in (0..batch_dims.len()).rev() {
             index[d] += 1;
             if index[d] < batch_dims[d] {
@@ -123,11 +123,31 @@ fn batch_views<'a, T>(data: &'a [T], layout: &Layout) -> Vec<View<'a, T>> {
             index[d] = 0;
         }
     }
-    views
+    bases
+}
+
+/// The 2-D views of each batch index of a (batch.., rows, cols) layout.
+fn batch_views<'a, T>(data: &'a [T], layout: &Layout) -> Vec<View<'a, T>> {
+    let strides = layout.stride();
+    let r = strides.len();
+    let (rs, cs) = (strides[r - 2], strides[r - 1]);
+    batch_bases(layout)
+        .into_iter()
+        .map(|base| View {
+            data,
+            base: base as usize,
+            rs,
+            cs,
+        })
+        .collect()
 }
 
 /// Shapes of a product: (output shape, m, k, n), with candle's `Tensor::matmul` checks.
-fn product_shape(a: &Shape, b: &Shape, op: &'static str) -> Result<(Shape, usize, usize, usize)> {
+pub(crate) fn product_shape(
+    a: &Shape,
+    b: &Shape,
+    op: &'static str,
+) -> Result<(Shape, usize, usize, usize)> {
     let (ad, bd) = (a.dims(), b.dims());
     let r = ad.len();
     let mismatch = || Error::ShapeMismatchBinaryOp {
@@ -277,6 +297,13 @@ struct Matmul {
 }
 
 impl Matmul {
+    /// The tier the products start from (tests set it through the CPU configuration;
+    /// the CUDA half honours it too).
+    #[cfg(feature = "cuda")]
+    fn start_tier(&self) -> Option<u8> {
+        self.cfg.and_then(|c| c.start_tier)
+    }
+
     fn cpu(
         &self,
         a: (&CpuStorage, &Layout),
@@ -387,6 +414,17 @@ impl CustomOp2 for Matmul {
         self.cpu((s1, l1), (s2, l2), None)
     }
 
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        s1: &candle_core::CudaStorage,
+        l1: &Layout,
+        s2: &candle_core::CudaStorage,
+        l2: &Layout,
+    ) -> Result<(candle_core::CudaStorage, Shape)> {
+        cuda::matmul((s1, l1), (s2, l2), None, self.out, self.start_tier())
+    }
+
     fn bwd(
         &self,
         a: &Tensor,
@@ -414,6 +452,32 @@ impl CustomOp3 for Matmul {
         l3: &Layout,
     ) -> Result<(CpuStorage, Shape)> {
         self.cpu((s1, l1), (s2, l2), Some((s3, l3)))
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        s1: &candle_core::CudaStorage,
+        l1: &Layout,
+        s2: &candle_core::CudaStorage,
+        l2: &Layout,
+        s3: &candle_core::CudaStorage,
+        l3: &Layout,
+    ) -> Result<(candle_core::CudaStorage, Shape)> {
+        let (_, _, _, n) = product_shape(l1.shape(), l2.shape(), "matmul")?;
+        if l3.dims() != [n] || s3.dtype() != self.out {
+            bail!(
+                "candle-repro matmul: bias must be a {:?} vector of {n} values",
+                self.out
+            );
+        }
+        cuda::matmul(
+            (s1, l1),
+            (s2, l2),
+            Some((s3, l3)),
+            self.out,
+            self.start_tier(),
+        )
     }
 
     fn bwd(

@@ -35,6 +35,15 @@ impl CustomOp1 for ToF8E4M3 {
         };
         Ok((CpuStorage::F8E4M3(out), layout.shape().clone()))
     }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        storage: &candle_core::CudaStorage,
+        layout: &Layout,
+    ) -> Result<(candle_core::CudaStorage, Shape)> {
+        crate::matmul::cuda::to_f8e4m3(storage, layout, self.0)
+    }
 }
 
 /// `x` (f32, bf16 or f16) cast to f8e4m3, correctly rounded, with `overflow` deciding what

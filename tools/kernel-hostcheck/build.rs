@@ -1,8 +1,9 @@
 //! Compile the device math header as plain host C++ (no contraction into FMA, IEEE
 //! semantics) so the tests can compare it bit for bit with the Rust functions: src/shim.cpp
 //! (the elementwise functions of repro_math.cuh), src/softmax_shim.cpp (the softmax
-//! kernels' row math, softmax_math.cuh) and src/fft_shim.cpp (the FFT kernels' per-thread
-//! bodies, kernels/fft/threads.cuh).
+//! kernels' row math, softmax_math.cuh), src/fft_shim.cpp (the FFT kernels' per-thread
+//! bodies, kernels/fft/threads.cuh) and src/matmul_shim.cpp (the matmul kernels' per-output
+//! code, kernels/matmul/tiers.cuh).
 
 fn main() {
     let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
@@ -10,12 +11,14 @@ fn main() {
     println!("cargo:rerun-if-changed=src/shim.cpp");
     println!("cargo:rerun-if-changed=src/softmax_shim.cpp");
     println!("cargo:rerun-if-changed=src/fft_shim.cpp");
+    println!("cargo:rerun-if-changed=src/matmul_shim.cpp");
     println!("cargo:rerun-if-changed={}", kernels.display());
     cc::Build::new()
         .cpp(true)
         .file("src/shim.cpp")
         .file("src/softmax_shim.cpp")
         .file("src/fft_shim.cpp")
+        .file("src/matmul_shim.cpp")
         .include(&kernels)
         .flag("-std=c++17")
         .flag("-ffp-contract=off")

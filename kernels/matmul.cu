@@ -1,0 +1,187 @@
+// The correctly rounded matmul on CUDA (src/matmul/cuda.rs launches these), with the
+// definition of src/matmul/mod.rs: every output the exact sum of products (plus bias)
+// rounded once. Tier 1 is a shared-memory tiled f64 product (64 x 64 outputs per block of
+// 256 threads, 4 x 4 per thread, k in steps of 16), its own summation order; each output
+// then goes through matmul/tiers.cuh, the operation-for-operation mirror of the CPU's
+// decision and of its tiers 2 and 3, so the outputs are the CPU's bits.
+//
+// Kernels (<in> one of f32, bf16, f16, f8e4m3; <out> f32, bf16, f16; 16-bit formats and f8
+// as their bit patterns; every index 64-bit):
+//   repro_matmul_stats_<in>(lines, len, data, bases, per_batch, line_stride, elem_stride,
+//       norm, signs): the norm and sign classes of `lines` lines (line l of batch
+//       l / per_batch: element q at bases[batch] + (l % per_batch) line_stride + q
+//       elem_stride);
+//   repro_matmul_<in>_<out>(batch, m, n, k, a, a_bases, a_rs, a_cs, b, b_bases, b_rs, b_cs,
+//       bias, bias_base, bias_stride, has_bias, coeff, start_tier, row_norm, row_signs,
+//       col_norm, col_signs, out): out (batch, m, n) contiguous;
+//   repro_to_f8e4m3_<in>(count, overflow, src, base, rank, dims_strides, out): the cast of
+//       src/ops/cast.rs over a strided source (element offsets base + the strided index;
+//       dims then strides, `rank` of each).
+#include "matmul/tiers.cuh"
+
+#define REPRO_MM_BLOCK 256
+#define REPRO_MM_TILE 64
+#define REPRO_MM_KT 16
+
+namespace {
+
+using namespace repro;
+using namespace repro::matmul;
+
+template <class In>
+__device__ void stats(uint64_t lines, uint64_t len, const typename In::T* data,
+                      const uint64_t* bases, uint64_t per_batch, uint64_t line_stride,
+                      uint64_t elem_stride, double* norm, uint8_t* signs) {
+    for (uint64_t l = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; l < lines;
+         l += (uint64_t)gridDim.x * blockDim.x) {
+        Operand<In> op = {data, bases[l / per_batch], line_stride, elem_stride};
+        Line<In> line = {op, l % per_batch, true};
+        line_stats(len, line, &norm[l], &signs[l]);
+    }
+}
+
+template <class In, class O>
+__device__ void product(uint64_t batch, uint64_t m, uint64_t n, uint64_t k,
+                        const typename In::T* a, const uint64_t* a_bases, uint64_t a_rs,
+                        uint64_t a_cs, const typename In::T* b, const uint64_t* b_bases,
+                        uint64_t b_rs, uint64_t b_cs, const typename O::T* bias,
+                        uint64_t bias_base, uint64_t bias_stride, int32_t has_bias,
+                        double coeff, int32_t start_tier, const double* row_norm,
+                        const uint8_t* row_signs, const double* col_norm,
+                        const uint8_t* col_signs, typename O::T* out) {
+    __shared__ double As[REPRO_MM_KT][REPRO_MM_TILE];
+    __shared__ double Bs[REPRO_MM_KT][REPRO_MM_TILE];
+    const uint32_t t = threadIdx.x;
+    const uint32_t tx = t % 16, ty = t / 16;
+    const uint64_t mt = (m + REPRO_MM_TILE - 1) / REPRO_MM_TILE;
+    const uint64_t nt = (n + REPRO_MM_TILE - 1) / REPRO_MM_TILE;
+    const uint64_t tiles = batch * mt * nt;
+    for (uint64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const uint64_t bi = tile / (mt * nt);
+        const uint64_t i0 = (tile / nt % mt) * REPRO_MM_TILE;
+        const uint64_t j0 = tile % nt * REPRO_MM_TILE;
+        Operand<In> A = {a, a_bases[bi], a_rs, a_cs};
+        Operand<In> B = {b, b_bases[bi], b_rs, b_cs};
+        double acc[4][4];
+        for (int r = 0; r < 4; r++)
+            for (int c = 0; c < 4; c++) acc[r][c] = 0.0;
+        for (uint64_t p0 = 0; p0 < k; p0 += REPRO_MM_KT) {
+            // Load the tiles, consecutive threads along whichever index is contiguous.
+            for (uint32_t e = t; e < REPRO_MM_KT * REPRO_MM_TILE; e += REPRO_MM_BLOCK) {
+                uint32_t r, q;
+                if (a_cs == 1) {
+                    r = e / REPRO_MM_KT;
+                    q = e % REPRO_MM_KT;
+                } else {
+                    q = e / REPRO_MM_TILE;
+                    r = e % REPRO_MM_TILE;
+                }
+                bool in = i0 + r < m && p0 + q < k;
+                As[q][r] = in ? (double)A.at(i0 + r, p0 + q) : 0.0;
+                uint32_t c;
+                if (b_rs == 1) {
+                    c = e / REPRO_MM_KT;
+                    q = e % REPRO_MM_KT;
+                } else {
+                    q = e / REPRO_MM_TILE;
+                    c = e % REPRO_MM_TILE;
+                }
+                in = j0 + c < n && p0 + q < k;
+                Bs[q][c] = in ? (double)B.at(p0 + q, j0 + c) : 0.0;
+            }
+            __syncthreads();
+            for (int q = 0; q < REPRO_MM_KT; q++) {
+                double av[4], bv[4];
+                for (int r = 0; r < 4; r++) av[r] = As[q][ty + 16 * r];
+                for (int c = 0; c < 4; c++) bv[c] = Bs[q][tx + 16 * c];
+                // Every product is exact in f64: fused or not, the same sum.
+                for (int r = 0; r < 4; r++)
+                    for (int c = 0; c < 4; c++) acc[r][c] = fma_f64(av[r], bv[c], acc[r][c]);
+            }
+            __syncthreads();
+        }
+        for (int r = 0; r < 4; r++) {
+            uint64_t i = i0 + ty + 16 * r;
+            if (i >= m) continue;
+            for (int c = 0; c < 4; c++) {
+                uint64_t j = j0 + tx + 16 * c;
+                if (j >= n) continue;
+                OutputCtx<In> ctx;
+                ctx.a = A;
+                ctx.b = B;
+                ctx.k = (size_t)k;
+                ctx.has_bias = has_bias != 0;
+                ctx.bias = has_bias ? O::to_f32(bias[bias_base + j * bias_stride]) : 0.0f;
+                ctx.row_err = coeff * row_norm[bi * m + i];
+                ctx.bias_err = coeff * fabs_((double)ctx.bias);
+                ctx.row_norm = row_norm[bi * m + i];
+                ctx.col_norm = col_norm[bi * n + j];
+                ctx.row_signs = row_signs[bi * m + i];
+                ctx.col_signs = col_signs[bi * n + j];
+                ctx.start_tier = start_tier;
+                out[(bi * m + i) * n + j] = finish_output<In, O>(acc[r][c], ctx, i, j);
+            }
+        }
+    }
+}
+
+template <class In>
+__device__ void to_f8e4m3(uint64_t count, int32_t overflow, const typename In::T* src,
+                          uint64_t base, uint32_t rank, const uint64_t* dims_strides,
+                          uint8_t* out) {
+    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < count;
+         e += (uint64_t)gridDim.x * blockDim.x) {
+        // The strided offset of logical element e (64-bit odometer, last dimension fastest).
+        uint64_t rest = e, off = base;
+        for (uint32_t d = rank; d-- > 0;) {
+            uint64_t dim = dims_strides[d];
+            off += (rest % dim) * dims_strides[rank + d];
+            rest /= dim;
+        }
+        out[e] = f32_to_f8e4m3(In::widen(src[off]), overflow);
+    }
+}
+
+}  // namespace
+
+#define REPRO_MM_STATS(name, In)                                                              \
+    extern "C" __global__ void __launch_bounds__(REPRO_MM_BLOCK) repro_matmul_stats_##name(   \
+        uint64_t lines, uint64_t len, const In::T* data, const uint64_t* bases,               \
+        uint64_t per_batch, uint64_t line_stride, uint64_t elem_stride, double* norm,         \
+        uint8_t* signs) {                                                                     \
+        stats<In>(lines, len, data, bases, per_batch, line_stride, elem_stride, norm, signs); \
+    }
+
+#define REPRO_MM_CAST(name, In)                                                               \
+    extern "C" __global__ void __launch_bounds__(REPRO_MM_BLOCK) repro_to_f8e4m3_##name(      \
+        uint64_t count, int32_t overflow, const In::T* src, uint64_t base, uint32_t rank,     \
+        const uint64_t* dims_strides, uint8_t* out) {                                         \
+        to_f8e4m3<In>(count, overflow, src, base, rank, dims_strides, out);                   \
+    }
+
+#define REPRO_MM_PRODUCT(iname, In, oname, O)                                                 \
+    extern "C" __global__ void __launch_bounds__(REPRO_MM_BLOCK)                              \
+        repro_matmul_##iname##_##oname(                                                       \
+            uint64_t batch, uint64_t m, uint64_t n, uint64_t k, const In::T* a,               \
+            const uint64_t* a_bases, uint64_t a_rs, uint64_t a_cs, const In::T* b,            \
+            const uint64_t* b_bases, uint64_t b_rs, uint64_t b_cs, const O::T* bias,          \
+            uint64_t bias_base, uint64_t bias_stride, int32_t has_bias, double coeff,         \
+            int32_t start_tier, const double* row_norm, const uint8_t* row_signs,             \
+            const double* col_norm, const uint8_t* col_signs, O::T* out) {                    \
+        product<In, O>(batch, m, n, k, a, a_bases, a_rs, a_cs, b, b_bases, b_rs, b_cs, bias,  \
+                       bias_base, bias_stride, has_bias, coeff, start_tier, row_norm,        \
+                       row_signs, col_norm, col_signs, out);                                  \
+    }
+
+REPRO_MM_STATS(f32, repro::matmul::InF32)
+REPRO_MM_STATS(bf16, repro::matmul::InBF16)
+REPRO_MM_STATS(f16, repro::matmul::InF16)
+REPRO_MM_STATS(f8e4m3, repro::matmul::InF8)
+REPRO_MM_CAST(f32, repro::matmul::InF32)
+REPRO_MM_CAST(bf16, repro::matmul::InBF16)
+REPRO_MM_CAST(f16, repro::matmul::InF16)
+REPRO_MM_PRODUCT(f32, repro::matmul::InF32, f32, repro::F32)
+REPRO_MM_PRODUCT(bf16, repro::matmul::InBF16, bf16, repro::BF16)
+REPRO_MM_PRODUCT(f16, repro::matmul::InF16, f16, repro::F16)
+REPRO_MM_PRODUCT(f8e4m3, repro::matmul::InF8, f32, repro::F32)
+REPRO_MM_PRODUCT(f8e4m3, repro::matmul::InF8, bf16, repro::BF16)
