@@ -260,6 +260,8 @@ fn main() {
     println!();
     fft_report();
     println!();
+    matmul_report(&devs, &mut mismatches);
+    println!();
     println!(
         "speed, 16M-element f32 tensor of arguments in [-8, 8) on the CPU, best of 9 (same run):"
     );
@@ -640,4 +642,208 @@ fn fft_report() {
             t_ours / t_stock
         );
     }
+}
+
+/// The matmul: per dtype, the hash of x (256, 576) times a transposed weight (384, 576)^T
+/// on every device, the max error against MPFR (exact products, `mpfr_sum`) of ours and
+/// of stock candle on a sample of outputs, and how many outputs of a row change between
+/// decode (the row alone) and prefill (inside 512 rows); then speed against stock candle.
+fn matmul_report(devs: &[(String, Device)], mismatches: &mut usize) {
+    let (m, k, n) = (256, 576, 384);
+    let xs: Vec<f32> = typical_input(m * k).iter().map(|v| v * 0.25).collect();
+    let ws: Vec<f32> = input(n * k)
+        .iter()
+        .map(|v| v.clamp(-8.0, 8.0) * 0.125)
+        .collect();
+    println!(
+        "{:<18} {:<12} {:<18} {:>10} {:>10} {:>22}",
+        "op", "dtype", "hash (all devices)", "err ours", "err stock", "decode != prefill"
+    );
+    for (dtype, out) in [
+        (DType::F32, DType::F32),
+        (DType::BF16, DType::BF16),
+        (DType::F16, DType::F16),
+        (DType::F8E4M3, DType::F32),
+    ] {
+        let mut hashes = vec![];
+        let mut cpu = None;
+        for (name, dev) in devs {
+            let x = Tensor::from_vec(xs.clone(), (m, k), dev)
+                .unwrap()
+                .to_dtype(dtype)
+                .unwrap();
+            let w = Tensor::from_vec(ws.clone(), (n, k), dev)
+                .unwrap()
+                .to_dtype(dtype)
+                .unwrap();
+            let y = candle_repro::matmul_to(&x, &w.t().unwrap(), out).unwrap();
+            hashes.push(hash_bits(&y));
+            if name == "cpu" {
+                cpu = Some((x, w, y));
+            }
+        }
+        let (x, w, y) = cpu.unwrap();
+        let wt = w.t().unwrap();
+        let stock_y = if dtype == DType::F8E4M3 {
+            x.to_dtype(DType::F32)
+                .unwrap()
+                .matmul(&wt.to_dtype(DType::F32).unwrap())
+                .unwrap()
+        } else {
+            x.matmul(&wt).unwrap()
+        };
+        // Error in ulps of the output dtype on rows 0, 100, 255 against the exact sums.
+        // Through f32 (exact for every input dtype): candle 0.11.1's own f8e4m3 -> f64
+        // conversion never returns (its `to_f64` calls itself).
+        let to64 = |t: &Tensor| -> Vec<f64> {
+            let t = t.to_dtype(DType::F32).unwrap().flatten_all().unwrap();
+            t.to_vec1::<f32>()
+                .unwrap()
+                .iter()
+                .map(|&v| v as f64)
+                .collect()
+        };
+        let (xv, wv) = (to64(&x), to64(&w));
+        let (yv, sv) = (to64(&y), to64(&stock_y));
+        let fmt = oracle_format(out);
+        let (mut err_ours, mut err_stock) = (0f64, 0f64);
+        for i in [0usize, 100, 255] {
+            for j in 0..n {
+                let row = &xv[i * k..(i + 1) * k];
+                let col = &wv[j * k..(j + 1) * k];
+                let exact = mpfr_oracle::dot(
+                    row,
+                    col,
+                    None,
+                    mpfr_oracle::Format {
+                        precision: 200,
+                        emin: -10_000,
+                        emax: 10_000,
+                    },
+                );
+                let cr = mpfr_oracle::dot(row, col, None, fmt);
+                let u = ulp(out, cr);
+                err_ours = err_ours.max((yv[i * n + j] - exact).abs() / u);
+                err_stock = err_stock.max((sv[i * n + j] - exact).abs() / u);
+            }
+        }
+        // Decode vs prefill on a 512-row batch, row 77.
+        let big = Tensor::from_vec(typical_input(512 * k), (512, k), &Device::Cpu)
+            .unwrap()
+            .to_dtype(dtype)
+            .unwrap();
+        let row = big.narrow(0, 77, 1).unwrap();
+        let count = |full: &Tensor, alone: &Tensor| -> usize {
+            let f = to64(&full.narrow(0, 77, 1).unwrap());
+            let a = to64(alone);
+            f.iter()
+                .zip(&a)
+                .filter(|(p, q)| p.to_bits() != q.to_bits())
+                .count()
+        };
+        let ours_changed = count(
+            &candle_repro::matmul_to(&big, &wt, out).unwrap(),
+            &candle_repro::matmul_to(&row, &wt, out).unwrap(),
+        );
+        let stock_changed = if dtype == DType::F8E4M3 {
+            let (b32, w32) = (
+                big.to_dtype(DType::F32).unwrap(),
+                wt.to_dtype(DType::F32).unwrap(),
+            );
+            count(
+                &b32.matmul(&w32).unwrap(),
+                &row.to_dtype(DType::F32).unwrap().matmul(&w32).unwrap(),
+            )
+        } else {
+            count(&big.matmul(&wt).unwrap(), &row.matmul(&wt).unwrap())
+        };
+        let same = hashes.iter().all(|h| *h == hashes[0]);
+        if !same {
+            *mismatches += 1;
+        }
+        println!(
+            "{:<18} {:<12} {:<18} {:>10} {:>10} {:>22}",
+            "matmul x w^T",
+            format!("{dtype:?}->{out:?}").to_lowercase(),
+            if same {
+                format!("{:016x}", hashes[0])
+            } else {
+                format!("{hashes:x?}")
+            },
+            show_err(err_ours),
+            show_err(err_stock),
+            format!("ours {ours_changed}, stock {stock_changed} of {n}")
+        );
+    }
+    println!();
+    println!("matmul speed on the CPU, best of 5 in alternation (same run):");
+    println!(
+        "{:<38} {:<5} {:>9} {:>9} {:>7} {:>10}",
+        "product", "dtype", "ours ms", "stock ms", "ratio", "GFLOP/s"
+    );
+    let shapes = [
+        ("x (2048, 576) w (1536, 576)^T", 2048, 576, 1536, true),
+        ("1024^3", 1024, 1024, 1024, false),
+        ("decode x (1, 4096) w (4096, 4096)^T", 1, 4096, 4096, true),
+    ];
+    for (name, m, k, n, weight) in shapes {
+        for dtype in [DType::F32, DType::BF16] {
+            let x = Tensor::from_vec(typical_input(m * k), (m, k), &Device::Cpu)
+                .unwrap()
+                .to_dtype(dtype)
+                .unwrap();
+            let b = if weight {
+                Tensor::from_vec(typical_input(n * k), (n, k), &Device::Cpu)
+                    .unwrap()
+                    .to_dtype(dtype)
+                    .unwrap()
+                    .t()
+                    .unwrap()
+            } else {
+                Tensor::from_vec(typical_input(k * n), (k, n), &Device::Cpu)
+                    .unwrap()
+                    .to_dtype(dtype)
+                    .unwrap()
+            };
+            let (ours, theirs) = best_of_pair(
+                5,
+                || candle_repro::matmul(&x, &b).unwrap(),
+                || x.matmul(&b).unwrap(),
+            );
+            println!(
+                "{:<38} {:<5} {:>9.2} {:>9.2} {:>6.2}x {:>10.1}",
+                name,
+                format!("{dtype:?}").to_lowercase(),
+                ours * 1e3,
+                theirs * 1e3,
+                theirs / ours,
+                2.0 * (m * n * k) as f64 / ours / 1e9
+            );
+            if m == 1 {
+                let bytes = n * k * dtype.size_in_bytes();
+                let copy = parallel_copy_seconds(bytes);
+                println!(
+                    "{:<38} {:<5} weights read at {:.1} GB/s, {:.0}% of a 2-thread copy of the same bytes ({:.1} GB/s)",
+                    "",
+                    "",
+                    bytes as f64 / ours / 1e9,
+                    100.0 * copy / ours,
+                    bytes as f64 / copy / 1e9
+                );
+            }
+        }
+    }
+}
+
+/// The best time to copy `bytes` bytes into an already mapped buffer on rayon's threads.
+fn parallel_copy_seconds(bytes: usize) -> f64 {
+    use rayon::prelude::*;
+    let src = vec![1u8; bytes];
+    let mut dst = vec![0u8; bytes];
+    best_of(9, || {
+        dst.par_chunks_mut(1 << 20)
+            .zip(src.par_chunks(1 << 20))
+            .for_each(|(d, s)| d.copy_from_slice(s));
+        std::hint::black_box(&dst);
+    })
 }
