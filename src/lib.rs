@@ -10,6 +10,7 @@ pub mod fft;
 pub mod math;
 pub mod matmul;
 pub mod nn;
+pub mod norm;
 pub mod ops;
 pub mod rope;
 pub(crate) mod vector;

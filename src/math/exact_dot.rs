@@ -202,6 +202,31 @@ impl ExactDot {
     }
 }
 
+impl ExactDot {
+    /// The exact finite sum as (negative, |N|) with sum = N 2^[`BASE_EXP`]; `None` when a
+    /// term was not finite.
+    pub(crate) fn to_big(&self) -> Option<(bool, super::bigint::Big)> {
+        if self.nan || self.pos_inf || self.neg_inf {
+            return None;
+        }
+        let mut acc = self.clone();
+        acc.normalize();
+        let negative = acc.limbs[DIGITS - 1] < 0;
+        if negative {
+            for l in acc.limbs.iter_mut() {
+                *l = -*l;
+            }
+            acc.normalize();
+        }
+        let mut big = super::bigint::Big::ZERO;
+        for i in 0..DIGITS {
+            let d = acc.limbs[i] as u64; // a 32-bit digit after normalizing
+            big.limbs[i / 2] |= d << (32 * (i % 2));
+        }
+        Some((negative, big))
+    }
+}
+
 /// The exact sum of a[i] * b[i] for i in 0..n (plus `bias`, when given), rounded to odd
 /// in f64 ([`ExactDot::finish`]).
 pub fn exact_dot(

@@ -14,8 +14,10 @@
 //! sincos), [`tanh`](mod@tanh), [`sigmoid`](mod@sigmoid) (sigmoid, silu) and
 //! [`softplus`](mod@softplus). NaN outputs are the canonical quiet NaN of the format.
 
+pub(crate) mod bigint;
 pub(crate) mod dd;
 pub mod exact_dot;
+pub(crate) mod exact_round;
 pub(crate) mod exact_sum;
 pub mod exp;
 pub mod f8;

@@ -20,6 +20,13 @@ use half::{bf16, f16};
 pub trait Format: Copy + Send + Sync + 'static {
     /// Canonical quiet NaN bits.
     const NAN_BITS: u32;
+    /// The sign bit of the bit pattern.
+    const SIGN_BIT: u32;
+    /// The power of two one ulp above the largest finite value: where rounding overflows
+    /// (the midpoint below it is the overflow threshold).
+    const OVERFLOW: f64;
+    /// The value with these bits (widened from u32).
+    fn from_bits(bits: u32) -> Self;
     /// The input, widened exactly to f32.
     fn to_f32(self) -> f32;
     /// Round an f64 to this format, to nearest, ties to even; NaN becomes the canonical NaN.
@@ -66,6 +73,12 @@ pub(crate) fn round_magnitude(a: f64, p: i32, emin: i32) -> f64 {
 
 impl Format for f32 {
     const NAN_BITS: u32 = 0x7FC0_0000;
+    const SIGN_BIT: u32 = 0x8000_0000;
+    const OVERFLOW: f64 = f64::from_bits(0x47F0_0000_0000_0000); // 2^128
+    #[inline(always)]
+    fn from_bits(bits: u32) -> f32 {
+        f32::from_bits(bits)
+    }
     #[inline(always)]
     fn to_f32(self) -> f32 {
         self
@@ -114,6 +127,12 @@ impl Format for f32 {
 
 impl Format for bf16 {
     const NAN_BITS: u32 = 0x7FC0;
+    const SIGN_BIT: u32 = 0x8000;
+    const OVERFLOW: f64 = f64::from_bits(0x47F0_0000_0000_0000); // 2^128
+    #[inline(always)]
+    fn from_bits(bits: u32) -> bf16 {
+        bf16::from_bits(bits as u16)
+    }
     #[inline(always)]
     fn to_f32(self) -> f32 {
         f32::from_bits((self.to_bits() as u32) << 16)
@@ -143,6 +162,12 @@ impl Format for bf16 {
 
 impl Format for f16 {
     const NAN_BITS: u32 = 0x7E00;
+    const SIGN_BIT: u32 = 0x8000;
+    const OVERFLOW: f64 = 65536.0;
+    #[inline(always)]
+    fn from_bits(bits: u32) -> f16 {
+        f16::from_bits(bits as u16)
+    }
     #[inline(always)]
     fn to_f32(self) -> f32 {
         f16_bits_to_f32(self.to_bits())

@@ -16,6 +16,8 @@
 //! Special values follow the limits: sigmoid(-inf) = +0, silu(-inf) = -0, softplus(-inf) = +0.
 
 use half::{bf16, f16};
+/// Oracle of the norms (RMSNorm, LayerNorm).
+pub mod norm;
 /// Oracle of the rotary embedding (tables and rotation).
 pub mod rope;
 use std::os::raw::{c_int, c_long};
