@@ -10,8 +10,12 @@
 
 #if defined(__CUDACC__)
 #define RM_FN __host__ __device__ __forceinline__
+// For the rare slow paths: kept out of line so that they do not weigh on the registers of
+// the fast path around them.
+#define RM_SLOW_FN __host__ __device__ __noinline__
 #else
 #define RM_FN inline __attribute__((always_inline))
+#define RM_SLOW_FN __attribute__((noinline))
 #endif
 
 // A constant table readable from device and host code: nvcc needs the device copy in

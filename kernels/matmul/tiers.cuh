@@ -92,7 +92,7 @@ RM_FN int32_t zero_sign(uint8_t row, uint8_t col, size_t k, bool has_bias, float
 
 // Tiers 2 and 3 for output (i, j): slow_output of cpu.rs.
 template <class In, class O>
-RM_FN typename O::T slow_output(const Operand<In>& a, const Operand<In>& b, uint64_t i,
+RM_SLOW_FN typename O::T slow_output(const Operand<In>& a, const Operand<In>& b, uint64_t i,
                                 uint64_t j, size_t k, bool has_bias, float bias, double norms,
                                 int32_t start_tier) {
     Line<In> row = {a, i, true};

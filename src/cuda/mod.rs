@@ -9,6 +9,7 @@
 //! instruction in the PTX, and the PTX assembles for sm_80 and sm_90).
 
 pub mod fft;
+pub mod layout;
 pub mod rope;
 pub mod softmax;
 
@@ -30,6 +31,8 @@ pub const PTX_MODULES: &[(&str, &str)] = &[
     ("rope", rope::ROPE_PTX),
     ("fft", fft::FFT_PTX),
     ("matmul", crate::matmul::cuda::MATMUL_PTX),
+    ("norm", crate::norm::cuda::NORM_PTX),
+    ("layout", layout::LAYOUT_PTX),
 ];
 
 /// Module name under which the PTX is loaded into candle's per-device module cache.

@@ -2,8 +2,9 @@
 //! semantics) so the tests can compare it bit for bit with the Rust functions: src/shim.cpp
 //! (the elementwise functions of repro_math.cuh), src/softmax_shim.cpp (the softmax
 //! kernels' row math, softmax_math.cuh), src/fft_shim.cpp (the FFT kernels' per-thread
-//! bodies, kernels/fft/threads.cuh) and src/matmul_shim.cpp (the matmul kernels' per-output
-//! code, kernels/matmul/tiers.cuh).
+//! bodies, kernels/fft/threads.cuh), src/matmul_shim.cpp (the matmul kernels' per-output
+//! code, kernels/matmul/tiers.cuh) and src/norm_shim.cpp (the norm kernel's blocks,
+//! kernels/norm/row.cuh).
 
 fn main() {
     let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
@@ -12,6 +13,7 @@ fn main() {
     println!("cargo:rerun-if-changed=src/softmax_shim.cpp");
     println!("cargo:rerun-if-changed=src/fft_shim.cpp");
     println!("cargo:rerun-if-changed=src/matmul_shim.cpp");
+    println!("cargo:rerun-if-changed=src/norm_shim.cpp");
     println!("cargo:rerun-if-changed={}", kernels.display());
     cc::Build::new()
         .cpp(true)
@@ -19,6 +21,7 @@ fn main() {
         .file("src/softmax_shim.cpp")
         .file("src/fft_shim.cpp")
         .file("src/matmul_shim.cpp")
+        .file("src/norm_shim.cpp")
         .include(&kernels)
         .flag("-std=c++17")
         .flag("-ffp-contract=off")

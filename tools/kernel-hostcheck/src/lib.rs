@@ -813,3 +813,56 @@ pub mod matmul {
         unsafe { rm_f32_to_f8e4m3(x, if saturate { 0 } else { 1 }) }
     }
 }
+
+/// The norm kernel (`kernels/norm.cu`, its rows run as blocks of `threads` "threads" by
+/// `src/norm_shim.cpp`) on bit patterns: test support for `tests/norm_cuda_hostcheck.rs`.
+pub mod norm {
+    macro_rules! shims {
+        ($($name:ident: $shim:ident, $t:ty;)*) => {
+            unsafe extern "C" {
+                $(
+                    fn $shim(
+                        rows: u64, n: u64, x: *const $t, w: *const $t, b: *const $t,
+                        has_bias: i32, remove_mean: i32, eps: f32, exact_only: i32,
+                        threads: u32, out: *mut $t,
+                    );
+                )*
+            }
+            $(
+                /// The rows of length `n` of `x` normalized (LayerNorm if `remove_mean`).
+                #[allow(clippy::too_many_arguments)]
+                pub fn $name(
+                    n: usize,
+                    x: &[$t],
+                    w: &[$t],
+                    b: Option<&[$t]>,
+                    remove_mean: bool,
+                    eps: f32,
+                    exact_only: bool,
+                    threads: u32,
+                ) -> Vec<$t> {
+                    assert!(n > 0 && x.len() % n == 0 && w.len() == n);
+                    assert!(b.is_none_or(|b| b.len() == n) && threads.is_power_of_two());
+                    let mut out: Vec<$t> = vec![Default::default(); x.len()];
+                    let (bp, has) = match b {
+                        Some(b) => (b.as_ptr(), 1),
+                        None => (w.as_ptr(), 0),
+                    };
+                    // SAFETY: the slices hold what the sizes say (checked above).
+                    unsafe {
+                        $shim(
+                            (x.len() / n) as u64, n as u64, x.as_ptr(), w.as_ptr(), bp, has,
+                            remove_mean as i32, eps, exact_only as i32, threads, out.as_mut_ptr(),
+                        )
+                    };
+                    out
+                }
+            )*
+        };
+    }
+    shims! {
+        f32: rm_norm_f32, f32;
+        bf16: rm_norm_bf16, u16;
+        f16: rm_norm_f16, u16;
+    }
+}
