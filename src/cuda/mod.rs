@@ -8,6 +8,7 @@
 //! with the Rust functions) and `tests/cuda_ptx_lint.rs` (no approximate or flush-to-zero
 //! instruction in the PTX, and the PTX assembles for sm_80 and sm_90).
 
+pub mod arith;
 pub mod fft;
 pub mod layout;
 pub mod rope;
@@ -33,6 +34,7 @@ pub const PTX_MODULES: &[(&str, &str)] = &[
     ("matmul", crate::matmul::cuda::MATMUL_PTX),
     ("norm", crate::norm::cuda::NORM_PTX),
     ("layout", layout::LAYOUT_PTX),
+    ("arith", arith::ARITH_PTX),
 ];
 
 /// Module name under which the PTX is loaded into candle's per-device module cache.
