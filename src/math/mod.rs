@@ -32,7 +32,7 @@ pub mod trig;
 pub(crate) mod unary;
 
 pub use round::Format;
-pub use unary::VectorPath;
+pub use unary::{VectorPath, force_vector_path};
 
 use half::{bf16, f16};
 

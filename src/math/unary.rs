@@ -204,10 +204,37 @@ pub(crate) fn map_uninit_with<U: CrUnary, F: Format>(
     map_generic::<U, F, TARGET_FUSES>(xs, out)
 }
 
-/// The widest vector path of this CPU, detected once.
+/// A process-wide cap on the vector path (0: none, 1: baseline, 2: AVX2, 3: AVX-512).
+static FORCED_PATH: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Cap every op's vector path at `path` (`None`: the widest the CPU has), for tests and
+/// benchmarks that compare the paths on whole models. Outputs never change with it.
+#[doc(hidden)]
+pub fn force_vector_path(path: Option<VectorPath>) {
+    let v = match path {
+        None => 0,
+        Some(VectorPath::Baseline) => 1,
+        Some(VectorPath::Avx2) => 2,
+        Some(VectorPath::Avx512) => 3,
+    };
+    FORCED_PATH.store(v, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The vector path every op takes: the widest this CPU has (detected once), or the cap
+/// [`force_vector_path`] set if lower.
 pub(crate) fn best_path() -> VectorPath {
     static PATH: std::sync::OnceLock<VectorPath> = std::sync::OnceLock::new();
-    *PATH.get_or_init(VectorPath::detect)
+    let detected = *PATH.get_or_init(VectorPath::detect);
+    let rank = |p: VectorPath| match p {
+        VectorPath::Baseline => 1,
+        VectorPath::Avx2 => 2,
+        VectorPath::Avx512 => 3,
+    };
+    match FORCED_PATH.load(std::sync::atomic::Ordering::Relaxed) {
+        1 => VectorPath::Baseline,
+        2 if rank(detected) >= 2 => VectorPath::Avx2,
+        _ => detected,
+    }
 }
 
 /// `out` seen as slots to write (the kernels write only initialized values, so this is

@@ -206,22 +206,21 @@ fn rows_avx2<F: Format>(
     rows_generic(g, first, xs, cos, sin, ys, sgn)
 }
 
-/// 0 = baseline, 1 = AVX2, 2 = AVX-512 (detected once).
+/// 0 = baseline, 1 = AVX2, 2 = AVX-512 (with BW): the crate's vector path
+/// (`crate::math::unary::best_path`, which a test may cap).
 fn vector_level() -> u8 {
-    static LEVEL: std::sync::OnceLock<u8> = std::sync::OnceLock::new();
-    *LEVEL.get_or_init(|| {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use crate::math::VectorPath;
-            let bw = std::is_x86_feature_detected!("avx512bw");
-            match VectorPath::detect() {
-                VectorPath::Avx512 if bw => return 2,
-                VectorPath::Avx512 | VectorPath::Avx2 => return 1,
-                _ => {}
-            }
+    #[cfg(target_arch = "x86_64")]
+    {
+        use crate::math::VectorPath;
+        static BW: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let bw = *BW.get_or_init(|| std::is_x86_feature_detected!("avx512bw"));
+        match crate::math::unary::best_path() {
+            VectorPath::Avx512 if bw => return 2,
+            VectorPath::Avx512 | VectorPath::Avx2 => return 1,
+            _ => {}
         }
-        0
-    })
+    }
+    0
 }
 
 #[inline]
