@@ -9,6 +9,7 @@
 pub mod fft;
 pub mod math;
 pub mod matmul;
+pub mod models;
 pub mod nn;
 pub mod norm;
 pub mod ops;
@@ -21,6 +22,7 @@ pub mod cuda;
 
 pub use math::f8::Overflow;
 pub use matmul::{broadcast_matmul, matmul, matmul_bias, matmul_to};
+pub use ops::arith::add;
 pub use ops::cast::to_f8e4m3;
 pub use ops::elementwise::{
     UnaryFn, cos, exp, log, sigmoid, silu, sin, softplus, softplus_with, tanh, unary,

@@ -1,0 +1,376 @@
+//! The Llama architecture (Llama 2/3, TinyLlama, SmolLM2) from a GGUF file, every op
+//! through candle-repro, so that its logits have the same bits on every device, thread
+//! count, vector width, batch and prefill/decode split. The API is that of
+//! `candle_transformers::models::quantized_llama::ModelWeights` (`from_gguf`, `forward`,
+//! a KV cache), plus the logits of every position and padded batches.
+//!
+//! # What each step computes (compute dtype f32 or bf16)
+//! * weights: dequantized once at load by the rule of [`super::gguf`] (the exact block
+//!   value rounded once to the compute dtype);
+//! * embedding: a row copy (exact);
+//! * RMSNorm: [`crate::norm::rms_norm`], correctly rounded;
+//! * q, k, v, o, gate, up, down and the output head: [`crate::nn::Linear`], each output
+//!   the exact dot product rounded once (no bias in Llama);
+//! * RoPE: [`crate::rope::rope_i`] (GGUF stores q and k in the interleaved layout) with
+//!   correctly rounded tables;
+//! * attention: scores = the correctly rounded product q k^T (per KV head, its query
+//!   heads stacked), times c = 1/sqrt(head_dim) (rounded to f32, then to the compute
+//!   dtype) as one IEEE multiplication (exact for head_dim 64, c = 1/8); masked
+//!   positions set to -inf (a selection, exact);
+//!   [`crate::softmax_last_dim`] (masked entries give exactly 0); the product with v,
+//!   correctly rounded (exact zeros add nothing to an exact sum);
+//! * SwiGLU: [`crate::silu`] of gate, times up with candle's multiplication (one IEEE
+//!   rounding on every device: products of f32 are rounded once, products of bf16 are
+//!   exact in f32);
+//! * residual adds: [`crate::add`], the exact sum rounded once.
+//!
+//! Every step is either defined by its exact value or is one IEEE operation per element,
+//! and none mixes positions except through exact sums: a position's logits cannot depend
+//! on how many positions are computed with it, nor on padding beyond it.
+
+use super::gguf::{dequantize, md_f32, md_u32};
+use crate::nn::{Linear, RmsNorm};
+use crate::rope::{RopeConfig, RopeTables};
+use candle_core::quantized::gguf_file;
+use candle_core::{D, DType, Device, IndexOp, Module, Result, Tensor, bail};
+
+/// The shape of a Llama model.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub vocab_size: usize,
+    pub hidden_size: usize,
+    pub n_layer: usize,
+    pub n_head: usize,
+    pub n_kv_head: usize,
+    pub head_dim: usize,
+    pub rms_eps: f32,
+    pub rope_theta: f32,
+    pub max_positions: usize,
+}
+
+struct Layer {
+    attn_norm: RmsNorm,
+    wq: Linear,
+    wk: Linear,
+    wv: Linear,
+    wo: Linear,
+    ffn_norm: RmsNorm,
+    w_gate: Linear,
+    w_up: Linear,
+    w_down: Linear,
+    kv_cache: Option<(Tensor, Tensor)>,
+}
+
+/// A Llama model with its KV cache.
+pub struct ModelWeights {
+    pub config: Config,
+    dtype: DType,
+    device: Device,
+    embeddings: Tensor,
+    layers: Vec<Layer>,
+    norm: RmsNorm,
+    output: Linear,
+    rope: RopeTables,
+}
+
+fn linear(
+    c: &gguf_file::Content,
+    r: &mut (impl std::io::Read + std::io::Seek),
+    name: &str,
+    dtype: DType,
+    dev: &Device,
+) -> Result<Linear> {
+    let q = c.tensor(r, name, &Device::Cpu)?;
+    Ok(Linear::new(dequantize(&q, dtype, dev)?, None))
+}
+
+fn rms(
+    c: &gguf_file::Content,
+    r: &mut (impl std::io::Read + std::io::Seek),
+    name: &str,
+    eps: f32,
+    dtype: DType,
+    dev: &Device,
+) -> Result<RmsNorm> {
+    let q = c.tensor(r, name, &Device::Cpu)?;
+    Ok(RmsNorm::new(dequantize(&q, dtype, dev)?, eps as f64))
+}
+
+impl ModelWeights {
+    /// The model of a GGUF file (architecture `llama`), computing in f32.
+    pub fn from_gguf<R: std::io::Seek + std::io::Read>(
+        content: gguf_file::Content,
+        reader: &mut R,
+        device: &Device,
+    ) -> Result<Self> {
+        Self::from_gguf_dtype(content, reader, device, DType::F32)
+    }
+
+    /// The model computing in `dtype` (f32 or bf16).
+    pub fn from_gguf_dtype<R: std::io::Seek + std::io::Read>(
+        c: gguf_file::Content,
+        r: &mut R,
+        device: &Device,
+        dtype: DType,
+    ) -> Result<Self> {
+        if !matches!(dtype, DType::F32 | DType::BF16) {
+            bail!("candle-repro llama: compute dtype f32 or bf16, not {dtype:?}")
+        }
+        let arch = c
+            .metadata
+            .get("general.architecture")
+            .and_then(|v| v.to_string().ok());
+        if arch.map(|s| s.as_str()) != Some("llama") {
+            bail!("candle-repro llama: the file's architecture is {arch:?}, not llama")
+        }
+        let n_head = md_u32(&c, "llama.attention.head_count")? as usize;
+        let hidden_size = md_u32(&c, "llama.embedding_length")? as usize;
+        let head_dim = match md_u32(&c, "llama.rope.dimension_count") {
+            Ok(d) => d as usize,
+            Err(_) => hidden_size / n_head,
+        };
+        let config = Config {
+            vocab_size: c.tensor_infos["token_embd.weight"].shape.dims()[0],
+            hidden_size,
+            n_layer: md_u32(&c, "llama.block_count")? as usize,
+            n_head,
+            n_kv_head: md_u32(&c, "llama.attention.head_count_kv").map_or(n_head, |v| v as usize),
+            head_dim,
+            rms_eps: md_f32(&c, "llama.attention.layer_norm_rms_epsilon")?,
+            rope_theta: md_f32(&c, "llama.rope.freq_base").unwrap_or(10000.0),
+            max_positions: md_u32(&c, "llama.context_length").map_or(4096, |v| v as usize),
+        };
+        if head_dim * n_head != hidden_size || !n_head.is_multiple_of(config.n_kv_head) {
+            bail!("candle-repro llama: inconsistent head counts {config:?}")
+        }
+        let eps = config.rms_eps;
+        let emb_q = c.tensor(r, "token_embd.weight", &Device::Cpu)?;
+        let embeddings = dequantize(&emb_q, dtype, device)?;
+        let output = if c.tensor_infos.contains_key("output.weight") {
+            linear(&c, r, "output.weight", dtype, device)?
+        } else {
+            Linear::new(embeddings.clone(), None) // tied embeddings
+        };
+        let mut layers = Vec::with_capacity(config.n_layer);
+        for i in 0..config.n_layer {
+            let p = format!("blk.{i}");
+            layers.push(Layer {
+                attn_norm: rms(&c, r, &format!("{p}.attn_norm.weight"), eps, dtype, device)?,
+                wq: linear(&c, r, &format!("{p}.attn_q.weight"), dtype, device)?,
+                wk: linear(&c, r, &format!("{p}.attn_k.weight"), dtype, device)?,
+                wv: linear(&c, r, &format!("{p}.attn_v.weight"), dtype, device)?,
+                wo: linear(&c, r, &format!("{p}.attn_output.weight"), dtype, device)?,
+                ffn_norm: rms(&c, r, &format!("{p}.ffn_norm.weight"), eps, dtype, device)?,
+                w_gate: linear(&c, r, &format!("{p}.ffn_gate.weight"), dtype, device)?,
+                w_up: linear(&c, r, &format!("{p}.ffn_up.weight"), dtype, device)?,
+                w_down: linear(&c, r, &format!("{p}.ffn_down.weight"), dtype, device)?,
+                kv_cache: None,
+            });
+        }
+        let norm = rms(&c, r, "output_norm.weight", eps, dtype, device)?;
+        let rope_cfg = RopeConfig::new(config.rope_theta, config.head_dim);
+        let rope = RopeTables::new(&rope_cfg, config.max_positions, dtype, device)?;
+        Ok(ModelWeights {
+            config,
+            dtype,
+            device: device.clone(),
+            embeddings,
+            layers,
+            norm,
+            output,
+            rope,
+        })
+    }
+
+    /// The compute dtype.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// Forget the KV cache.
+    pub fn clear_kv_cache(&mut self) {
+        for l in &mut self.layers {
+            l.kv_cache = None;
+        }
+    }
+
+    /// Logits (b, vocab) of the last position of `x` (b, s) (u32 token ids) at positions
+    /// index_pos.., appending to the KV cache: `quantized_llama::ModelWeights::forward`.
+    pub fn forward(&mut self, x: &Tensor, index_pos: usize) -> Result<Tensor> {
+        let logits = self.forward_all(x, index_pos)?;
+        let s = logits.dim(1)?;
+        logits.i((.., s - 1))
+    }
+
+    /// Logits (b, s, vocab) of every position of `x`, appending to the KV cache.
+    pub fn forward_all(&mut self, x: &Tensor, index_pos: usize) -> Result<Tensor> {
+        self.run(x, index_pos, None, true)
+    }
+
+    /// Logits (b, s, vocab) of a batch of prompts right-padded to s: row i's first
+    /// `lengths[i]` tokens are real, the rest padding (masked as keys; their logits are
+    /// meaningless). From position 0, without touching the KV cache.
+    pub fn forward_padded(&mut self, x: &Tensor, lengths: &[usize]) -> Result<Tensor> {
+        let (b, s) = x.dims2()?;
+        if lengths.len() != b || lengths.iter().any(|&l| l == 0 || l > s) {
+            bail!("candle-repro llama: lengths {lengths:?} for a batch of {b} x {s}")
+        }
+        let saved: Vec<_> = self.layers.iter_mut().map(|l| l.kv_cache.take()).collect();
+        let out = self.run(x, 0, Some(lengths), false);
+        for (l, c) in self.layers.iter_mut().zip(saved) {
+            l.kv_cache = c;
+        }
+        out
+    }
+
+    fn run(
+        &mut self,
+        x: &Tensor,
+        index_pos: usize,
+        lengths: Option<&[usize]>,
+        cache: bool,
+    ) -> Result<Tensor> {
+        let (b, s) = x.dims2()?;
+        let cfg = self.config.clone();
+        if index_pos + s > cfg.max_positions {
+            bail!(
+                "candle-repro llama: position {} beyond the context length {}",
+                index_pos + s,
+                cfg.max_positions
+            )
+        }
+        let ids = x.flatten_all()?;
+        let mut h = self
+            .embeddings
+            .index_select(&ids, 0)?
+            .reshape((b, s, cfg.hidden_size))?;
+        let cos = self.rope.cos.narrow(0, index_pos, s)?;
+        let sin = self.rope.sin.narrow(0, index_pos, s)?;
+        let total = index_pos + s;
+        let mask = attention_mask(b, s, index_pos, lengths, &self.device)?;
+        for layer in &mut self.layers {
+            let a = layer.attn_norm.forward(&h)?;
+            let att = attention(layer, &cfg, &a, &cos, &sin, mask.as_ref(), total, cache)?;
+            h = crate::add(&h, &att)?;
+            let f = layer.ffn_norm.forward(&h)?;
+            let g = crate::silu(&layer.w_gate.forward(&f)?)?;
+            let u = layer.w_up.forward(&f)?;
+            let m = layer.w_down.forward(&(g * u)?)?;
+            h = crate::add(&h, &m)?;
+        }
+        let h = self.norm.forward(&h)?;
+        self.output.forward(&h)
+    }
+}
+
+/// True where a query (row) may not see a key (column): (b, 1, s, total) u8, or `None`
+/// when nothing is masked (one position, no padding).
+fn attention_mask(
+    b: usize,
+    s: usize,
+    index_pos: usize,
+    lengths: Option<&[usize]>,
+    dev: &Device,
+) -> Result<Option<Tensor>> {
+    if s == 1 && lengths.is_none() {
+        return Ok(None);
+    }
+    let total = index_pos + s;
+    let mut m = vec![0u8; b * s * total];
+    for bi in 0..b {
+        let valid = lengths.map_or(total, |l| index_pos + l[bi]);
+        for i in 0..s {
+            for j in 0..total {
+                m[(bi * s + i) * total + j] = (j > index_pos + i || j >= valid) as u8;
+            }
+        }
+    }
+    Ok(Some(Tensor::from_vec(m, (b, 1, s, total), dev)?))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn attention(
+    layer: &mut Layer,
+    cfg: &Config,
+    x: &Tensor,
+    cos: &Tensor,
+    sin: &Tensor,
+    mask: Option<&Tensor>,
+    total: usize,
+    cache: bool,
+) -> Result<Tensor> {
+    let (b, s, _) = x.dims3()?;
+    let (nh, nkv, hd) = (cfg.n_head, cfg.n_kv_head, cfg.head_dim);
+    let rep = nh / nkv;
+    let q = layer
+        .wq
+        .forward(x)?
+        .reshape((b, s, nh, hd))?
+        .transpose(1, 2)?
+        .contiguous()?;
+    let k = layer
+        .wk
+        .forward(x)?
+        .reshape((b, s, nkv, hd))?
+        .transpose(1, 2)?
+        .contiguous()?;
+    let v = layer
+        .wv
+        .forward(x)?
+        .reshape((b, s, nkv, hd))?
+        .transpose(1, 2)?
+        .contiguous()?;
+    let q = crate::rope::rope_i(&q, cos, sin)?;
+    let k = crate::rope::rope_i(&k, cos, sin)?;
+    let (k, v) = match (&layer.kv_cache, cache) {
+        (Some((kc, vc)), true) => (Tensor::cat(&[kc, &k], 2)?, Tensor::cat(&[vc, &v], 2)?),
+        _ => (k, v),
+    };
+    if cache {
+        layer.kv_cache = Some((k.clone(), v.clone()));
+    }
+    if k.dim(2)? != total {
+        bail!(
+            "candle-repro llama: KV cache of {} positions, expected {total}",
+            k.dim(2)?
+        )
+    }
+    // The query heads of each KV head stacked: (b, nkv, rep * s, hd).
+    let qg = q.reshape((b, nkv, rep * s, hd))?;
+    let scores = crate::matmul(&qg, &k.t()?)?;
+    // One IEEE multiplication by 1/sqrt(head_dim) in the compute dtype (candle's
+    // same-dtype multiplication rounds once on every device; exact for a power of two).
+    let scale = Tensor::new((1.0 / (hd as f64).sqrt()) as f32, scores.device())?
+        .to_dtype(scores.dtype())?;
+    let scores = scores.broadcast_mul(&scale)?;
+    let scores = scores.reshape((b, nh, s, total))?;
+    let scores = match mask {
+        Some(m) => {
+            let m = m.broadcast_as(scores.shape())?;
+            let neg = Tensor::new(f32::NEG_INFINITY, scores.device())?
+                .to_dtype(scores.dtype())?
+                .broadcast_as(scores.shape())?;
+            m.where_cond(&neg, &scores)?
+        }
+        None => scores,
+    };
+    let p = crate::softmax_last_dim(&scores)?;
+    let o = crate::matmul(&p.reshape((b, nkv, rep * s, total))?, &v)?;
+    let o = o
+        .reshape((b, nh, s, hd))?
+        .transpose(1, 2)?
+        .reshape((b, s, nh * hd))?;
+    layer.wo.forward(&o)
+}
+
+/// The index of the largest logit of the last dimension (the first on ties): greedy
+/// decoding.
+pub fn argmax_last(logits: &Tensor) -> Result<u32> {
+    logits
+        .argmax(D::Minus1)?
+        .flatten_all()?
+        .to_vec1::<u32>()?
+        .first()
+        .copied()
+        .ok_or_else(|| candle_core::Error::Msg("candle-repro llama: empty logits".into()))
+}

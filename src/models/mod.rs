@@ -1,0 +1,5 @@
+//! Models built from candle-repro ops, loading GGUF files.
+
+pub mod gguf;
+pub mod llama;
+pub mod tokenizer;
