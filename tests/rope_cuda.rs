@@ -50,7 +50,8 @@ fn rope_same_bits_on_cuda() {
     let cfg = RopeConfig::llama31(d);
     let mut n = 0;
     for dt in [DType::F32, DType::BF16, DType::F16] {
-        let tabs = RopeTables::new(&cfg, 512, dt, &Device::Cpu).unwrap();
+        // Positions 0..t for the 2D tables, 100..100 + 2t for the per-batch 3D ones.
+        let tabs = RopeTables::new(&cfg, 100 + 2 * t, dt, &Device::Cpu).unwrap();
         for layout in [RopeLayout::Halves, RopeLayout::Interleaved, RopeLayout::Thd] {
             let shape: Vec<usize> = if layout == RopeLayout::Thd {
                 vec![b, t, h, d]
