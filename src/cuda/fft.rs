@@ -12,7 +12,7 @@
 
 use crate::fft::device_plan::{DevicePlan, Step, Table};
 use crate::fft::{FftPlan, Precision};
-use candle_core::backend::{BackendDevice, BackendStorage};
+use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::driver::{CudaSlice, CudaView, DeviceRepr, PushKernelArg};
 use candle_core::cuda_backend::{CudaDType, CudaStorageSlice, WrapErr};
 use candle_core::{CudaDevice, CudaStorage, Layout, Result};
@@ -68,6 +68,19 @@ struct Uploaded {
     plan: DevicePlan,
     table: UploadedTable,
     digits: CudaSlice<f32>,
+    /// The context the tables live in, synchronized before they are freed.
+    ctx: Arc<candle_core::cuda_backend::cudarc::driver::CudaContext>,
+}
+
+impl Drop for Uploaded {
+    /// Kernels on any stream of the context may still read the tables (a thread that
+    /// launched one may drop the last reference right after, and the cache may evict an
+    /// entry another thread is using): wait for all of the context's work before the
+    /// slices are freed. The context is bound first, so the tables of another GPU are
+    /// freed on that GPU.
+    fn drop(&mut self) {
+        let _ = self.ctx.synchronize();
+    }
 }
 
 enum UploadedTable {
@@ -79,7 +92,8 @@ type Key = (candle_core::cuda_backend::DeviceId, usize, Precision);
 
 /// Plans uploaded per (device, n, precision): the tables are a pure function of (n,
 /// precision), so a cached copy is the same bytes. Cleared when it grows past
-/// [`CACHE_MAX`] entries.
+/// [`CACHE_MAX`] entries (each entry waits for its context's work before it is freed,
+/// see [`Uploaded`]'s `Drop`).
 fn cache() -> &'static Mutex<HashMap<Key, Arc<Uploaded>>> {
     static CACHE: OnceLock<Mutex<HashMap<Key, Arc<Uploaded>>>> = OnceLock::new();
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
@@ -98,10 +112,15 @@ fn uploaded(dev: &CudaDevice, plan: &FftPlan) -> Result<Arc<Uploaded>> {
         Table::F64(t) => UploadedTable::F64(dev.clone_htod(t.as_slice())?),
     };
     let digits = dev.clone_htod(dp.digits.as_slice())?;
+    // The copies ran on this device's stream; another stream (another thread's device
+    // handle) may use the cached tables at once: wait for them to land.
+    let stream = dev.cuda_stream();
+    stream.synchronize().w()?;
     let u = Arc::new(Uploaded {
         plan: dp,
         table,
         digits,
+        ctx: stream.context().clone(),
     });
     let mut c = cache().lock().unwrap();
     if c.len() >= CACHE_MAX {
@@ -589,17 +608,10 @@ pub(crate) fn op_fwd(
 ) -> Result<CudaStorage> {
     use crate::ops::fft::{FftKind, cached_plan, norm_divisor};
     let dev = &storage.device;
-    let gathered;
-    let (src, start, end) = match layout.contiguous_offsets() {
-        Some((start, end)) => (storage, start, end),
-        None => {
-            // SAFETY: copy_strided_src writes every element of the new buffer.
-            let mut dst = unsafe { dev.alloc_uninit(layout.shape(), storage.dtype())? };
-            storage.copy_strided_src(&mut dst, 0, layout)?;
-            gathered = dst;
-            (&gathered, 0, layout.shape().elem_count())
-        }
-    };
+    // Strided inputs are gathered with 64-bit offsets (crate::cuda::layout).
+    let mut slot = None;
+    let (src, start) = super::layout::contiguous(storage, layout, &mut slot)?;
+    let end = start + layout.shape().elem_count();
     let CudaStorageSlice::F32(x) = &src.slice else {
         return Err(candle_core::Error::UnsupportedDTypeForOp(
             storage.dtype(),

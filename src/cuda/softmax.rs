@@ -9,11 +9,11 @@
 //! Everything stays on the device: log-softmax computes L = log1p(T) per row in the kernel
 //! (the device `log1p_dd`), the backward passes have their own kernels (the CPU's exact
 //! fixed-point sums), and inputs that are not contiguous are first gathered into contiguous
-//! device buffers with candle's strided-copy kernel. A row is handled by one block: correct
+//! device buffers with 64-bit offsets (`crate::cuda::layout`). A row is handled by one block: correct
 //! for any length, but long rows (2^20 and more) do not spread over the GPU.
 
 use crate::math::Format;
-use candle_core::backend::{BackendDevice, BackendStorage};
+use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::driver::{
     CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg,
 };
@@ -32,31 +32,7 @@ const BLOCK: u32 = 256;
 /// Blocks at most (rows beyond are taken by the grid-stride loop; no effect on the bits).
 const MAX_BLOCKS: usize = 65_535;
 
-/// A copy of a non-contiguous device tensor's elements into a new contiguous buffer, on
-/// the device (candle's strided-copy kernel): no host round trip.
-fn gather(storage: &CudaStorage, layout: &Layout) -> Result<CudaStorage> {
-    // SAFETY: copy_strided_src writes every element of the new buffer.
-    let mut dst = unsafe {
-        storage
-            .device
-            .alloc_uninit(layout.shape(), storage.dtype())?
-    };
-    storage.copy_strided_src(&mut dst, 0, layout)?;
-    Ok(dst)
-}
-
-/// `storage` with its contiguous start offset, or a gathered copy starting at 0 (kept in
-/// `slot`).
-fn contiguous<'a>(
-    storage: &'a CudaStorage,
-    layout: &Layout,
-    slot: &'a mut Option<CudaStorage>,
-) -> Result<(&'a CudaStorage, usize)> {
-    match layout.contiguous_offsets() {
-        Some((start, _)) => Ok((storage, start)),
-        None => Ok((slot.insert(gather(storage, layout)?), 0)),
-    }
-}
+use super::layout::contiguous;
 
 fn launch_cfg(rows: usize) -> LaunchConfig {
     LaunchConfig {
