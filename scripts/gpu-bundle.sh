@@ -9,7 +9,7 @@
 #   scripts/gpu-bundle.sh              # CUDA_COMPUTE_CAP=80 by default (PTX, JIT on newer GPUs)
 #   copy gpu-bundle/ (or just gpu-bundle/bundle.tar.xz, ~20 MB: `tar -xJf bundle.tar.xz`
 #   recreates gpu-bundle/) to the GPU machine, then there:
-#   LD_LIBRARY_PATH=/path/to/cuda-13/libs gpu-bundle/run.sh
+#   gpu-bundle/run.sh     (finds the CUDA 13 libraries in the usual places, names missing ones)
 #
 # Run-time needs on the GPU machine: the NVIDIA driver (libcuda.so.1, driver >= 580 for
 # CUDA 13), and CUDA 13 cuBLAS / cuBLASLt / cuRAND / NVRTC (candle-core links them; a CUDA 13
@@ -65,9 +65,45 @@ done
 cat > "$out/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # Run the CUDA checks of candle-repro on this GPU machine (see scripts/gpu-bundle.sh).
+# Needs glibc >= 2.34, the NVIDIA driver (>= 580) and the CUDA 13 user libraries
+# (libcublas, libcublasLt, libcurand, libnvrtc .so.13): looked for on LD_LIBRARY_PATH, in a
+# CUDA toolkit (/usr/local/cuda*/lib64, $CUDA_HOME/lib64) and in pip's nvidia/cu13/lib;
+# what is still missing is named before anything runs.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+dirs=("$here/lib")
+for d in ${CUDA_HOME:+"$CUDA_HOME/lib64"} /usr/local/cuda/lib64 /usr/local/cuda-13*/lib64 \
+         /usr/local/cuda*/targets/x86_64-linux/lib; do
+    [ -d "$d" ] && dirs+=("$d")
+done
+for py in python3 python; do
+    command -v "$py" >/dev/null 2>&1 || continue
+    while IFS= read -r d; do [ -d "$d" ] && dirs+=("$d"); done < <("$py" - <<'PY' 2>/dev/null
+import glob, os, site, sys
+roots = site.getsitepackages() + [site.getusersitepackages()] + sys.path
+seen = set()
+for r in roots:
+    for d in glob.glob(os.path.join(r, "nvidia", "cu13", "lib")) + glob.glob(os.path.join(r, "nvidia", "*", "lib")):
+        if d not in seen:
+            seen.add(d)
+            print(d)
+PY
+)
+done
+joined="$(IFS=:; echo "${dirs[*]}")"
+export LD_LIBRARY_PATH="$joined${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+glibc="$(ldd --version 2>/dev/null | head -n 1 | grep -oE '[0-9]+\.[0-9]+$')"
+if [ -n "$glibc" ] && [ "$(printf '%s\n2.34\n' "$glibc" | sort -V | head -n 1)" != 2.34 ]; then
+    echo "run.sh: glibc $glibc found, the binaries need >= 2.34" >&2
+    exit 2
+fi
+missing="$(ldd "$here/bin/report" 2>/dev/null | awk '/not found/ {print $1}' | tr '\n' ' ')"
+if [ -n "$missing" ]; then
+    echo "run.sh: missing libraries: $missing" >&2
+    echo "  looked in: $joined" >&2
+    echo "  (CUDA 13: a toolkit's lib64, or pip install nvidia-cublas nvidia-curand nvidia-cuda-nvrtc 13.x)" >&2
+    exit 2
+fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>/dev/null || true
 status=0
 for t in "$here"/bin/*; do
