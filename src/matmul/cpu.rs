@@ -375,17 +375,21 @@ struct Plan {
 }
 
 impl Plan {
-    fn new(path: VectorPath, m: usize, k: usize, kc_max: usize) -> Plan {
+    /// `operand_bytes`: the size of A and B together; the packed B slab (k x nc f64)
+    /// stays below it (fewer columns per block for small operands), so that no workspace
+    /// outgrows the operands.
+    fn new(path: VectorPath, m: usize, k: usize, kc_max: usize, operand_bytes: usize) -> Plan {
         let (mr, nr) = kernel::tile(path);
         let kblocks = k.div_ceil(kc_max.max(1));
         let kc = if kblocks == 0 { 0 } else { k.div_ceil(kblocks) };
         let threads = rayon::current_num_threads().max(1);
         let mc = MC_TILES.min(m.div_ceil(2 * threads)).div_ceil(mr).max(1) * mr;
+        let fit = operand_bytes / (8 * k.max(1)) / nr * nr;
         Plan {
             mr,
             nr,
             mc,
-            nc: NC_TILES.div_ceil(nr) * nr,
+            nc: (NC_TILES.div_ceil(nr) * nr).min(fit).max(nr),
             kc,
             kblocks,
         }
@@ -776,7 +780,8 @@ pub(crate) fn matmul<T: Input, O: Format>(
     }
     // Column blocks one after the other (each packs its B slab once, every thread
     // helping), row blocks of the block in parallel.
-    let plan = Plan::new(cfg.path, m, k, cfg.kc_max);
+    let operand_bytes = (m + n) * k * std::mem::size_of::<T>();
+    let plan = Plan::new(cfg.path, m, k, cfg.kc_max, operand_bytes);
     let row_blocks = m.div_ceil(plan.mc);
     let mut slab = vec![0.0f64; plan.nc.min(n).div_ceil(plan.nr) * plan.nr * k];
     for bi in 0..batch {
