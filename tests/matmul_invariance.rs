@@ -191,3 +191,39 @@ fn layouts_and_batching_do_not_change_a_bit() {
         );
     }
 }
+
+/// FNV-1a over bits.
+fn fnv(b: &[u32]) -> u64 {
+    let mut h = 0xcbf29ce484222325u64;
+    for x in b {
+        for byte in x.to_le_bytes() {
+            h = (h ^ byte as u64).wrapping_mul(0x100000001b3);
+        }
+    }
+    h
+}
+
+/// Golden hashes of a fixed product per dtype (x (64, 576) times w (96, 576)^T plus a
+/// bias), computed by this code once and kept: a change of any output bit shows here.
+#[test]
+fn golden_hashes() {
+    let golden: [(DType, u64); 4] = [
+        (DType::F32, 0xba9c_26e1_629f_2640),
+        (DType::BF16, 0x5180_c088_f12b_ee8b),
+        (DType::F16, 0x4c27_f212_6742_9555),
+        (DType::F8E4M3, 0xda13_3305_08ca_714e),
+    ];
+    let got: Vec<(DType, u64)> = golden
+        .iter()
+        .map(|&(dt, _)| {
+            let x = randn((64, 576), dt, 71);
+            let w = randn((96, 576), dt, 72);
+            let out_dt = if dt == DType::F8E4M3 { DType::F32 } else { dt };
+            let b = randn((1, 96), out_dt, 73).squeeze(0).unwrap();
+            let y = matmul_with_config(&x, &w.t().unwrap(), Some(&b), None, CpuConfig::default())
+                .unwrap();
+            (dt, fnv(&bits(&y)))
+        })
+        .collect();
+    assert_eq!(got, golden, "output bits changed (got {got:x?})");
+}

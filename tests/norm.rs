@@ -393,3 +393,42 @@ fn modules_and_bad_input() {
         .contains("unsupported")
     );
 }
+
+/// Golden hashes of fixed rows per dtype and norm, computed by this code once and kept: a
+/// change of any output bit shows here.
+#[test]
+fn golden_hashes() {
+    let golden: [(DType, u64, u64); 3] = [
+        (DType::F32, 0x020b_1260_1582_2879, 0x7fa9_65cd_6f08_651e),
+        (DType::BF16, 0x6fe3_e26e_fbe7_cd6c, 0xe203_981b_9e57_9400),
+        (DType::F16, 0x49e2_9457_2585_0917, 0x27fb_df88_a65d_67ea),
+    ];
+    let mut rng = Rng(99);
+    let (rows, n) = (64, 576);
+    let xv: Vec<f64> = (0..rows * n).map(|_| rng.normal()).collect();
+    let wv: Vec<f64> = (0..n).map(|_| rng.normal()).collect();
+    let bv: Vec<f64> = (0..n).map(|_| rng.normal()).collect();
+    let fnv = |b: &[u32]| {
+        b.iter()
+            .flat_map(|x| x.to_le_bytes())
+            .fold(0xcbf29ce484222325u64, |h, byte| {
+                (h ^ byte as u64).wrapping_mul(0x100000001b3)
+            })
+    };
+    let got: Vec<(DType, u64, u64)> = golden
+        .iter()
+        .map(|&(dt, _, _)| {
+            let (x, w, b) = (
+                tensor(&xv, dt, &[rows, n]),
+                tensor(&wv, dt, &[n]),
+                tensor(&bv, dt, &[n]),
+            );
+            let h_rms = fnv(&bits(&candle_repro::nn::rms_norm(&x, &w, 1e-5).unwrap()));
+            let h_ln = fnv(&bits(
+                &candle_repro::nn::layer_norm(&x, &w, &b, 1e-5).unwrap(),
+            ));
+            (dt, h_rms, h_ln)
+        })
+        .collect();
+    assert_eq!(got, golden, "output bits changed (got {got:x?})");
+}
