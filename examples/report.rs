@@ -3,7 +3,8 @@
 //! * the max error against MPFR on a sample, ours and stock candle's, in ulps of the dtype,
 //! * the speed ratio against stock candle on a 16M-element f32 tensor (same run).
 //!
-//! `cargo run --release --example report` (add `--features cuda` on a CUDA machine).
+//! `cargo run --release --example report` (add `--features cuda` on a CUDA machine;
+//! `-- matmul` for the matmul section alone).
 
 use candle_core::{DType, Device, Tensor};
 use candle_repro::UnaryFn;
@@ -187,6 +188,12 @@ fn devices() -> Vec<(String, Device)> {
 }
 
 fn main() {
+    // `report matmul` runs only the matmul section.
+    if std::env::args().nth(1).as_deref() == Some("matmul") {
+        let mut mismatches = 0;
+        matmul_report(&devices(), &mut mismatches);
+        std::process::exit(if mismatches == 0 { 0 } else { 1 });
+    }
     let n = 1 << 20;
     let xs = input(n);
     let sample_len = 4096;

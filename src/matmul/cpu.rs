@@ -421,9 +421,19 @@ fn pack_b_slab<T: Input>(
                     for (p, x) in col.iter().enumerate() {
                         panel[p * nr + c] = x.widen() as f64;
                     }
-                } else {
+                } else if b.cs != 1 {
                     for p in 0..k {
                         panel[p * nr + c] = b.at(p, j0 + j) as f64;
+                    }
+                }
+            }
+            // Rows contiguous along n: each row's values of the panel read at once.
+            let width = nr.min(cols.saturating_sub(t * nr));
+            if b.rs != 1 && b.cs == 1 && width > 0 {
+                for p in 0..k {
+                    let src = &b.data[b.base + p * b.rs + j0 + t * nr..][..width];
+                    for (d, x) in panel[p * nr..p * nr + width].iter_mut().zip(src) {
+                        *d = x.widen() as f64;
                     }
                 }
             }

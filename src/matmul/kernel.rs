@@ -90,18 +90,18 @@ pub(crate) fn dot_rows<T: Input, const R: usize, const L: usize, const FUSED: bo
     let mut acc = [[0.0f64; L]; R];
     let mut sq = [0.0f64; L];
     let full = k / L * L;
-    for (q, bc) in b[..full].chunks_exact(L).enumerate() {
-        let p = q * L;
-        let bw: [f64; L] = std::array::from_fn(|l| bc[l].widen() as f64);
+    let mut p = 0;
+    while p < full {
+        let bc: &[T; L] = b[p..p + L].try_into().unwrap();
+        let ar: [&[f64; L]; R] = std::array::from_fn(|r| rows[r][p..p + L].try_into().unwrap());
         for l in 0..L {
-            sq[l] = madd::<FUSED>(bw[l], bw[l], sq[l]);
-        }
-        for r in 0..R {
-            let ar: &[f64; L] = rows[r][p..p + L].try_into().unwrap();
-            for l in 0..L {
-                acc[r][l] = madd::<FUSED>(ar[l], bw[l], acc[r][l]);
+            let bw = bc[l].widen() as f64;
+            sq[l] = madd::<FUSED>(bw, bw, sq[l]);
+            for r in 0..R {
+                acc[r][l] = madd::<FUSED>(ar[r][l], bw, acc[r][l]);
             }
         }
+        p += L;
     }
     for (l, p) in (full..k).enumerate() {
         let bw = b[p].widen() as f64;
