@@ -379,7 +379,8 @@ fn bench(path: &PathBuf, _prompt_text: &str) {
     println!();
     println!("| model | weights | prefill tok/s | decode tok/s | peak MiB |");
     println!("|---|---|---|---|---|");
-    let configs: [(&str, &str, &str, Option<(&str, &str)>); 5] = [
+    type Config<'a> = (&'a str, &'a str, &'a str, Option<(&'a str, &'a str)>);
+    let configs: [Config; 5] = [
         ("candle-repro", "f32 (from Q4_1)", "ours-f32", None),
         ("candle-repro", "bf16 (from Q4_1)", "ours-bf16", None),
         ("stock quantized_llama", "Q4_1", "stock", None),
