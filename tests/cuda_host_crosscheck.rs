@@ -20,6 +20,8 @@
 //!
 //! `REPRO_CROSSCHECK_F32_STRIDE=<n>` changes the stride (1 = all 2^32 inputs) and
 //! `REPRO_CROSSCHECK_F32_OFFSET=<k>` starts the sample at pattern k, to cover other residues.
+// Needs the workspace tools; skipped in the packaged crate (see build.rs).
+#![cfg(repro_workspace)]
 
 use candle_repro::math;
 use half::{bf16, f16};

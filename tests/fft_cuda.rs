@@ -7,6 +7,8 @@
 //!
 //! `cargo test --release --features cuda --test fft_cuda -- --nocapture`
 #![cfg(feature = "cuda")]
+// Needs the workspace tools; skipped in the packaged crate (see build.rs).
+#![cfg(repro_workspace)]
 
 mod common;
 

@@ -2,6 +2,8 @@
 //! rounding into the format): every output of random and adversarial products, every
 //! dtype, with and without a fused bias, through each tier alone and through every plan
 //! knob (vector path, k-blocking, GEMV on or off). 0 misrounded outputs allowed.
+// Needs the workspace tools; skipped in the packaged crate (see build.rs).
+#![cfg(repro_workspace)]
 
 use candle_core::{DType, Device, Tensor};
 use candle_repro::math::VectorPath;

@@ -3,6 +3,8 @@
 //! conversions, and every output of random and adversarial products computed as a thread
 //! of `kernels/matmul.cu` computes it (its line stats, its k-ordered f64 sum, its tier-1
 //! decision, its tiers 2 and 3), against the CPU matmul. No CUDA needed.
+// Needs the workspace tools; skipped in the packaged crate (see build.rs).
+#![cfg(repro_workspace)]
 
 use candle_core::{DType, Device, Tensor};
 use candle_repro::math::exact_dot::{dot2, exact_dot};

@@ -2,6 +2,8 @@
 //! an exact check at midpoints): every output of random and adversarial rows in f32,
 //! bf16 and f16, through the default tiers and through the exact tier alone; special
 //! rows; invariance (a row alone and inside a batch, 1 and 2 threads); bad input.
+// Needs the workspace tools; skipped in the packaged crate (see build.rs).
+#![cfg(repro_workspace)]
 
 use candle_core::{DType, Device, Module, Tensor};
 use candle_repro::norm::norm_with;

@@ -3,6 +3,8 @@
 //! random, adversarial and special rows, RMSNorm and LayerNorm with and without bias,
 //! f32, bf16 and f16, the exact tier alone, and 1, 32 and 256 threads per block. No CUDA
 //! needed.
+// Needs the workspace tools; skipped in the packaged crate (see build.rs).
+#![cfg(repro_workspace)]
 
 use candle_core::{DType, Device, Tensor};
 use candle_repro::norm::norm_with;

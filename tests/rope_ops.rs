@@ -3,6 +3,8 @@
 //! invariance (batch vs alone, 1 vs 2 threads, non-contiguous inputs), errors.
 //!
 //! `cargo test --release --test rope_ops`
+// Needs the workspace tools; skipped in the packaged crate (see build.rs).
+#![cfg(repro_workspace)]
 
 use candle_core::{D, DType, Device, IndexOp, Tensor, Var};
 use candle_repro::math::Format;

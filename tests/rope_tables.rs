@@ -5,6 +5,8 @@
 //! building the tables is from the oracle.
 //!
 //! `cargo test --release --test rope_tables -- --nocapture`
+// Needs the workspace tools; skipped in the packaged crate (see build.rs).
+#![cfg(repro_workspace)]
 
 use candle_core::{DType, Device, Tensor};
 use candle_repro::math::Format;

@@ -4,6 +4,8 @@
 //! layouts, and the backward passes.
 //!
 //! `cargo test --release --test softmax` (add `-- --nocapture` for the ULP report).
+// Needs the workspace tools; skipped in the packaged crate (see build.rs).
+#![cfg(repro_workspace)]
 
 use candle_core::{DType, Device, Tensor, Var};
 use candle_repro::math::{Format, VectorPath};

@@ -8,6 +8,8 @@
 //! flushes per thread, and several thread counts. Needs a C++ compiler, no GPU.
 //!
 //! `cargo test --release --test softmax_cuda_hostcheck`
+// Needs the workspace tools; skipped in the packaged crate (see build.rs).
+#![cfg(repro_workspace)]
 
 use candle_repro::math::{Format, VectorPath};
 use candle_repro::ops::softmax::{log_softmax_slice_with, softmax_bwd_slice, softmax_slice_with};
