@@ -13,6 +13,21 @@
 //! [`exp`](mod@exp) (exp, expm1), [`log`](mod@log) (log, log1p), [`trig`] (sin, cos,
 //! sincos), [`tanh`](mod@tanh), [`sigmoid`](mod@sigmoid) (sigmoid, silu) and
 //! [`softplus`](mod@softplus). NaN outputs are the canonical quiet NaN of the format.
+//!
+//! ```
+//! use candle_repro::math;
+//! use half::bf16;
+//! // e rounded to the nearest f32 (the bits computed with mpmath).
+//! assert_eq!(math::exp(1.0).to_bits(), 0x402D_F854);
+//! // Special values follow C99 Annex F.
+//! assert_eq!(math::log(0.0), f32::NEG_INFINITY);
+//! assert!(math::sin(-0.0).is_sign_negative());
+//! // One rounding from the exact value into bf16; the slice kernel gives the scalar bits.
+//! let x = [bf16::from_f32(0.5), bf16::from_f32(-3.0)];
+//! let mut y = [bf16::ZERO; 2];
+//! math::tanh_slice(&x, &mut y);
+//! assert_eq!(y, [math::tanh_bf16(x[0]), math::tanh_bf16(x[1])]);
+//! ```
 
 pub(crate) mod bigint;
 pub(crate) mod dd;

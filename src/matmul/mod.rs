@@ -534,18 +534,66 @@ pub(crate) fn product(
 /// dimensions (as candle: the same number of batch elements), f32, bf16 or f16 (both
 /// inputs the same dtype, the output too) or f8e4m3 (f32 output; [`matmul_to`] for bf16).
 /// Any layout: a transposed weight `w.t()` is read in place.
+///
+/// ```
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{DType, Device, Tensor};
+/// use candle_repro::matmul;
+/// // 1e8 + 1 - 1e8: a running f32 sum loses the 1; the exact sum rounded once keeps it.
+/// let a = Tensor::new(&[[1e8f32, 1., -1e8]], &Device::Cpu)?;
+/// let b = Tensor::new(&[[1f32], [1.], [1.]], &Device::Cpu)?;
+/// assert_eq!(matmul(&a, &b)?.to_vec2::<f32>()?, [[1.0]]);
+///
+/// // A row alone (decode) has the bits it has inside a batch (prefill), with a transposed
+/// // weight read in place.
+/// let x = Tensor::randn(0f32, 1., (16, 64), &Device::Cpu)?;
+/// let w = Tensor::randn(0f32, 1., (48, 64), &Device::Cpu)?;
+/// let all = matmul(&x, &w.t()?)?;
+/// let row = matmul(&x.narrow(0, 7, 1)?, &w.t()?)?;
+/// assert_eq!(row.get(0)?.to_vec1::<f32>()?, all.get(7)?.to_vec1::<f32>()?);
+/// // bf16 and f16 are rounded once from the exact sum, too.
+/// let h = matmul(&x.to_dtype(DType::BF16)?, &w.t()?.to_dtype(DType::BF16)?)?;
+/// assert_eq!(h.dims(), [16, 48]);
+/// # Ok(()) }
+/// ```
 pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     product(a, b, None, None, None, None)
 }
 
 /// [`matmul`] into a chosen output dtype: the inputs' for f32, bf16 and f16, f32 or bf16
 /// for f8e4m3 inputs.
+///
+/// ```
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{DType, Device, Tensor};
+/// use candle_repro::{Overflow, matmul_to, to_f8e4m3};
+/// let a = to_f8e4m3(&Tensor::new(&[[1.5f32, 2.0]], &Device::Cpu)?, Overflow::Saturate)?;
+/// let b = to_f8e4m3(&Tensor::new(&[[4f32], [0.25]], &Device::Cpu)?, Overflow::Saturate)?;
+/// let y = matmul_to(&a, &b, DType::BF16)?;
+/// assert_eq!(y.dtype(), DType::BF16);
+/// assert_eq!(y.to_dtype(DType::F32)?.to_vec2::<f32>()?, [[6.5]]);
+/// # Ok(()) }
+/// ```
 pub fn matmul_to(a: &Tensor, b: &Tensor, out: DType) -> Result<Tensor> {
     product(a, b, None, Some(out), None, None)
 }
 
 /// a b + bias with one rounding: out[.., i, j] = round(sum_k a[.., i, k] b[.., k, j] +
 /// bias[j]). The bias is a vector of n values in the output dtype.
+///
+/// ```
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{Device, Tensor};
+/// // 1 + 2^-24 + 2^-24: rounding a b first (to 1, a tie) and then adding the bias gives
+/// // 1; the exact value rounded once is 1 + 2^-23.
+/// let t = 2f32.powi(-24);
+/// let a = Tensor::new(&[[1f32, t]], &Device::Cpu)?;
+/// let b = Tensor::new(&[[1f32], [1.]], &Device::Cpu)?;
+/// let bias = Tensor::new(&[t], &Device::Cpu)?;
+/// let y = candle_repro::matmul_bias(&a, &b, &bias)?.to_vec2::<f32>()?;
+/// assert_eq!(y, [[1.0 + 2f32.powi(-23)]]);
+/// # Ok(()) }
+/// ```
 pub fn matmul_bias(a: &Tensor, b: &Tensor, bias: &Tensor) -> Result<Tensor> {
     product(a, b, Some(bias), None, None, None)
 }
@@ -595,6 +643,19 @@ fn broadcast_shapes(a: &Shape, b: &Shape) -> Result<(Shape, Shape)> {
 /// against a contiguous `a` is one 2-D product over a's folded rows, as in candle. The
 /// backward pass of the other broadcast cases sums the gradient over the broadcast
 /// dimensions with candle's own (not exact) `sum`.
+///
+/// ```
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{Device, Tensor};
+/// let x = Tensor::randn(0f32, 1., (2, 3, 8), &Device::Cpu)?;
+/// let w = Tensor::randn(0f32, 1., (8, 5), &Device::Cpu)?;
+/// let y = candle_repro::broadcast_matmul(&x, &w)?;
+/// assert_eq!(y.dims(), [2, 3, 5]);
+/// // Each batch element is the plain product of its own matrices.
+/// let y1 = candle_repro::matmul(&x.get(1)?, &w)?;
+/// assert_eq!(y.get(1)?.to_vec2::<f32>()?, y1.to_vec2::<f32>()?);
+/// # Ok(()) }
+/// ```
 pub fn broadcast_matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let (l_shape, r_shape) = broadcast_shapes(a.shape(), b.shape())?;
     if b.rank() == 2 && l_shape == *a.shape() && a.is_contiguous() && a.rank() > 2 {

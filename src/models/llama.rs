@@ -27,6 +27,97 @@
 //! Every step is either defined by its exact value or is one IEEE operation per element,
 //! and none mixes positions except through exact sums: a position's logits cannot depend
 //! on how many positions are computed with it, nor on padding beyond it.
+//!
+//! # Example
+//!
+//! A tiny random model (written as an in-memory GGUF file by the hidden lines): the
+//! logits of every position from one prefill pass equal those of token-by-token decoding,
+//! bit for bit.
+//!
+//! ```
+//! # fn main() -> candle_core::Result<()> {
+//! use candle_core::quantized::gguf_file;
+//! use candle_core::{DType, Device, Tensor};
+//! use candle_repro::models::llama::ModelWeights;
+//! # use candle_core::quantized::{GgmlDType, QTensor};
+//! # use gguf_file::Value;
+//! # let dev = Device::Cpu;
+//! # let (d, heads, kv_heads, ff, vocab) = (32usize, 4u32, 2usize, 64usize, 50usize);
+//! # let q = |shape: &[usize], ty| QTensor::quantize(&Tensor::randn(0f32, 0.3, shape, &dev)?, ty);
+//! # let ones = |n: usize| QTensor::quantize(&Tensor::ones(n, DType::F32, &dev)?, GgmlDType::F32);
+//! # let kv = d / heads as usize * kv_heads;
+//! # let tensors = vec![
+//! #     ("token_embd.weight", q(&[vocab, d], GgmlDType::Q8_0)?),
+//! #     ("output_norm.weight", ones(d)?),
+//! #     ("blk.0.attn_norm.weight", ones(d)?),
+//! #     ("blk.0.ffn_norm.weight", ones(d)?),
+//! #     ("blk.0.attn_q.weight", q(&[d, d], GgmlDType::Q4_1)?),
+//! #     ("blk.0.attn_k.weight", q(&[kv, d], GgmlDType::Q4_1)?),
+//! #     ("blk.0.attn_v.weight", q(&[kv, d], GgmlDType::Q4_1)?),
+//! #     ("blk.0.attn_output.weight", q(&[d, d], GgmlDType::Q4_1)?),
+//! #     ("blk.0.ffn_gate.weight", q(&[ff, d], GgmlDType::Q4_1)?),
+//! #     ("blk.0.ffn_up.weight", q(&[ff, d], GgmlDType::Q4_1)?),
+//! #     ("blk.0.ffn_down.weight", q(&[d, ff], GgmlDType::Q4_1)?),
+//! # ];
+//! # let metadata = [
+//! #     ("general.architecture", Value::String("llama".into())),
+//! #     ("llama.attention.head_count", Value::U32(heads)),
+//! #     ("llama.attention.head_count_kv", Value::U32(kv_heads as u32)),
+//! #     ("llama.embedding_length", Value::U32(d as u32)),
+//! #     ("llama.block_count", Value::U32(1)),
+//! #     ("llama.attention.layer_norm_rms_epsilon", Value::F32(1e-5)),
+//! #     ("llama.rope.freq_base", Value::F32(10000.0)),
+//! #     ("llama.context_length", Value::U32(32)),
+//! # ];
+//! # let mut file = std::io::Cursor::new(Vec::new());
+//! # let md: Vec<_> = metadata.iter().map(|(k, v)| (*k, v)).collect();
+//! # let ts: Vec<_> = tensors.iter().map(|(k, t)| (*k, t)).collect();
+//! # gguf_file::write(&mut file, &md, &ts)?;
+//! # file.set_position(0);
+//! // `file`: any Read + Seek over a GGUF file, e.g. a std::fs::File.
+//! let content = gguf_file::Content::read(&mut file)?;
+//! let mut model = ModelWeights::from_gguf(content, &mut file, &Device::Cpu)?;
+//! let ids = [3u32, 14, 15, 9, 26];
+//!
+//! // Prefill: the logits (1, 5, vocab) of all five positions in one pass.
+//! let prefill = model.forward_all(&Tensor::new(&ids, &Device::Cpu)?.unsqueeze(0)?, 0)?;
+//! // Decode: one token at a time through the KV cache.
+//! model.clear_kv_cache();
+//! for (pos, &id) in ids.iter().enumerate() {
+//!     let logits = model.forward(&Tensor::new(&[id], &Device::Cpu)?.unsqueeze(0)?, pos)?;
+//!     let in_prefill = prefill.get(0)?.get(pos)?;
+//!     assert_eq!(logits.get(0)?.to_vec1::<f32>()?, in_prefill.to_vec1::<f32>()?);
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! With the real checkpoint and its tokenizer (`examples/generate.rs` is the full
+//! program, including the download):
+//!
+//! ```no_run
+//! # fn main() -> candle_core::Result<()> {
+//! use candle_core::quantized::gguf_file;
+//! use candle_core::{Device, Tensor};
+//! use candle_repro::models::{llama, tokenizer};
+//! let mut file = std::fs::File::open("SmolLM2-135M-Instruct.Q4_1.gguf")?;
+//! let content = gguf_file::Content::read(&mut file)?;
+//! let tok = tokenizer::tokenizer_from_gguf(&content)?;
+//! let prompt = tokenizer::chat_prompt(&content, "What is the capital of France?")?;
+//! let eos = tokenizer::eos_token_id(&content)?;
+//! let mut model = llama::ModelWeights::from_gguf(content, &mut file, &Device::Cpu)?;
+//! let mut ids = tok.encode(prompt, false).map_err(candle_core::Error::msg)?.get_ids().to_vec();
+//! let mut pos = 0;
+//! for _ in 0..32 {
+//!     let input = Tensor::new(&ids[pos..], &Device::Cpu)?.unsqueeze(0)?;
+//!     let next = llama::argmax_last(&model.forward(&input, pos)?)?;
+//!     pos = ids.len();
+//!     ids.push(next);
+//!     if next == eos {
+//!         break;
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
 
 use super::gguf::{dequantize, md_f32, md_u32};
 use crate::nn::{Linear, RmsNorm};
@@ -37,14 +128,23 @@ use candle_core::{D, DType, Device, IndexOp, Module, Result, Tensor, bail};
 /// The shape of a Llama model.
 #[derive(Clone, Debug)]
 pub struct Config {
+    /// Number of tokens in the vocabulary (rows of the embedding and of the output head).
     pub vocab_size: usize,
+    /// Width of the residual stream (`llama.embedding_length`).
     pub hidden_size: usize,
+    /// Number of transformer blocks.
     pub n_layer: usize,
+    /// Number of query heads.
     pub n_head: usize,
+    /// Number of key/value heads (grouped-query attention when fewer than `n_head`).
     pub n_kv_head: usize,
+    /// Width of one head: `hidden_size / n_head`.
     pub head_dim: usize,
+    /// The RMS norms' epsilon.
     pub rms_eps: f32,
+    /// RoPE base frequency theta.
     pub rope_theta: f32,
+    /// Longest sequence the KV cache and the RoPE tables hold (`llama.context_length`).
     pub max_positions: usize,
 }
 
@@ -63,6 +163,7 @@ struct Layer {
 
 /// A Llama model with its KV cache.
 pub struct ModelWeights {
+    /// The model's shape, read from the GGUF metadata.
     pub config: Config,
     dtype: DType,
     device: Device,

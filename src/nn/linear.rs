@@ -13,6 +13,25 @@ use candle_nn::{Init, VarBuilder};
 use std::sync::{Arc, OnceLock};
 
 /// A linear layer (see the module documentation).
+///
+/// ```
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{Device, Module, Tensor};
+/// use candle_repro::nn::Linear;
+/// let w = Tensor::randn(0f32, 1., (32, 64), &Device::Cpu)?; // (out, in)
+/// let b = Tensor::randn(0f32, 1., 32, &Device::Cpu)?;
+/// let layer = Linear::new(w, Some(b));
+/// // Prefill: 3 sequences of 10 tokens; decode: one token alone.
+/// let x = Tensor::randn(0f32, 1., (3, 10, 64), &Device::Cpu)?;
+/// let prefill = layer.forward(&x)?;
+/// let decode = layer.forward(&x.narrow(0, 2, 1)?.narrow(1, 9, 1)?)?;
+/// assert_eq!(prefill.dims(), [3, 10, 32]);
+/// assert_eq!(
+///     decode.flatten_all()?.to_vec1::<f32>()?,
+///     prefill.get(2)?.get(9)?.to_vec1::<f32>()?,
+/// );
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug)]
 pub struct Linear {
     weight: Tensor,
@@ -86,6 +105,20 @@ impl Module for Linear {
 
 /// A linear layer with a bias from a `VarBuilder` (names "weight" and "bias", the
 /// initializers of `candle_nn::linear`).
+///
+/// ```
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{DType, Device, Module, Tensor};
+/// use candle_nn::{VarBuilder, VarMap};
+/// let vars = VarMap::new();
+/// let vb = VarBuilder::from_varmap(&vars, DType::F32, &Device::Cpu);
+/// let layer = candle_repro::nn::linear(4, 3, vb.pp("proj"))?;
+/// assert_eq!(layer.weight().dims(), [3, 4]);
+/// assert_eq!(layer.bias().map(|b| b.dims().to_vec()), Some(vec![3]));
+/// let y = layer.forward(&Tensor::ones((2, 4), DType::F32, &Device::Cpu)?)?;
+/// assert_eq!(y.dims(), [2, 3]);
+/// # Ok(()) }
+/// ```
 pub fn linear(in_dim: usize, out_dim: usize, vb: VarBuilder) -> Result<Linear> {
     let ws = vb.get_with_hints(
         (out_dim, in_dim),
@@ -105,6 +138,18 @@ pub fn linear(in_dim: usize, out_dim: usize, vb: VarBuilder) -> Result<Linear> {
 }
 
 /// A linear layer without bias from a `VarBuilder` (as `candle_nn::linear_no_bias`).
+///
+/// ```
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{DType, Device, Module, Tensor};
+/// use candle_nn::VarBuilder;
+/// let vb = VarBuilder::zeros(DType::BF16, &Device::Cpu);
+/// let layer = candle_repro::nn::linear_no_bias(8, 2, vb)?;
+/// assert!(layer.bias().is_none());
+/// let y = layer.forward(&Tensor::ones((5, 8), DType::BF16, &Device::Cpu)?)?;
+/// assert_eq!(y.to_dtype(DType::F32)?.to_vec2::<f32>()?, [[0.0; 2]; 5]);
+/// # Ok(()) }
+/// ```
 pub fn linear_no_bias(in_dim: usize, out_dim: usize, vb: VarBuilder) -> Result<Linear> {
     let ws = vb.get_with_hints(
         (out_dim, in_dim),
@@ -115,6 +160,14 @@ pub fn linear_no_bias(in_dim: usize, out_dim: usize, vb: VarBuilder) -> Result<L
 }
 
 /// [`linear`] or [`linear_no_bias`] (as `candle_nn::linear_b`).
+///
+/// ```
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{DType, Device};
+/// let vb = candle_nn::VarBuilder::zeros(DType::F32, &Device::Cpu);
+/// assert!(candle_repro::nn::linear_b(8, 2, false, vb)?.bias().is_none());
+/// # Ok(()) }
+/// ```
 pub fn linear_b(in_dim: usize, out_dim: usize, bias: bool, vb: VarBuilder) -> Result<Linear> {
     if bias {
         linear(in_dim, out_dim, vb)

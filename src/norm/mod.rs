@@ -250,6 +250,17 @@ fn check(x: &Tensor, w: &Tensor, b: Option<&Tensor>, eps: f32, op: &'static str)
 
 /// RMSNorm over the last dimension, correctly rounded (the signature of
 /// `candle_nn::ops::rms_norm`): x (.., n), weight `alpha` (n).
+///
+/// ```
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{Device, Tensor};
+/// let x = Tensor::new(&[[3f32, 4.]], &Device::Cpu)?;
+/// let w = Tensor::new(&[1f32, 1.], &Device::Cpu)?;
+/// let y = candle_repro::nn::rms_norm(&x, &w, 0.0)?.to_vec2::<f32>()?;
+/// // 3 / sqrt(12.5) and 4 / sqrt(12.5), rounded once (bits from mpmath).
+/// assert_eq!([y[0][0].to_bits(), y[0][1].to_bits()], [0x3F59_3924, 0x3F90_D0C3]);
+/// # Ok(()) }
+/// ```
 pub fn rms_norm(xs: &Tensor, alpha: &Tensor, eps: f32) -> Result<Tensor> {
     check(xs, alpha, None, eps, "rms-norm")?;
     let op = Norm(NormParams {
@@ -262,6 +273,20 @@ pub fn rms_norm(xs: &Tensor, alpha: &Tensor, eps: f32) -> Result<Tensor> {
 
 /// LayerNorm over the last dimension, correctly rounded (the signature of
 /// `candle_nn::ops::layer_norm`): x (.., n), weight `alpha` (n), bias `beta` (n).
+///
+/// ```
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{Device, Tensor};
+/// let x = Tensor::new(&[[1f32, 2., 3., 4.]], &Device::Cpu)?;
+/// let w = Tensor::new(&[1f32; 4], &Device::Cpu)?;
+/// let b = Tensor::new(&[0f32, 0., 0., 10.], &Device::Cpu)?;
+/// let y = candle_repro::nn::layer_norm(&x, &w, &b, 0.0)?.to_vec2::<f32>()?;
+/// // (x - 2.5) / sqrt(1.25) (+ 10 in the last channel), each rounded once.
+/// assert_eq!(y[0][0].to_bits(), 0xBFAB_BAE3);
+/// assert_eq!(y[0][1].to_bits(), 0xBEE4_F92E);
+/// assert_eq!(y[0][3], 10.0 + 1.341_640_8);
+/// # Ok(()) }
+/// ```
 pub fn layer_norm(xs: &Tensor, alpha: &Tensor, beta: &Tensor, eps: f32) -> Result<Tensor> {
     check(xs, alpha, Some(beta), eps, "layer-norm")?;
     let op = Norm(NormParams {
@@ -273,6 +298,17 @@ pub fn layer_norm(xs: &Tensor, alpha: &Tensor, beta: &Tensor, eps: f32) -> Resul
 }
 
 /// LayerNorm without a bias (`candle_nn::LayerNorm::new_no_bias`).
+///
+/// ```
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{Device, Tensor};
+/// let x = Tensor::new(&[[7f32, 7., 7.]], &Device::Cpu)?;
+/// let w = Tensor::new(&[1f32; 3], &Device::Cpu)?;
+/// // A constant row has zero variance: (x - mean) / sqrt(0 + eps) = 0.
+/// let y = candle_repro::nn::layer_norm_no_bias(&x, &w, 1e-5)?.to_vec2::<f32>()?;
+/// assert_eq!(y, [[0.0; 3]]);
+/// # Ok(()) }
+/// ```
 pub fn layer_norm_no_bias(xs: &Tensor, alpha: &Tensor, eps: f32) -> Result<Tensor> {
     check(xs, alpha, None, eps, "layer-norm")?;
     let op = Norm(NormParams {
@@ -385,6 +421,22 @@ pub(crate) fn backward(
 }
 
 /// `candle_nn::RmsNorm`'s drop-in: RMSNorm with a weight (n) and eps.
+///
+/// ```
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{DType, Device, Module, Tensor};
+/// use candle_repro::nn::RmsNorm;
+/// let norm = RmsNorm::new(Tensor::ones(64, DType::BF16, &Device::Cpu)?, 1e-5);
+/// let x = Tensor::randn(0f32, 1., (2, 5, 64), &Device::Cpu)?.to_dtype(DType::BF16)?;
+/// let y = norm.forward(&x)?;
+/// // One token alone has the bits it has inside the batch.
+/// let one = norm.forward(&x.narrow(0, 0, 1)?.narrow(1, 3, 1)?)?;
+/// assert_eq!(
+///     one.flatten_all()?.to_dtype(DType::F32)?.to_vec1::<f32>()?,
+///     y.get(0)?.get(3)?.to_dtype(DType::F32)?.to_vec1::<f32>()?,
+/// );
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug)]
 pub struct RmsNorm {
     weight: Tensor,
@@ -403,10 +455,12 @@ impl RmsNorm {
         Ok(RmsNorm::new(weight, eps))
     }
 
+    /// The per-channel scale.
     pub fn weight(&self) -> &Tensor {
         &self.weight
     }
 
+    /// The epsilon added to the mean square (used as f32 in the forward pass).
     pub fn eps(&self) -> f64 {
         self.eps
     }
@@ -420,6 +474,18 @@ impl Module for RmsNorm {
 }
 
 /// `candle_nn::LayerNorm`'s drop-in: mean removed, weight, optional bias, eps.
+///
+/// ```
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{DType, Device, Module, Tensor};
+/// use candle_nn::VarBuilder;
+/// let vb = VarBuilder::zeros(DType::F32, &Device::Cpu);
+/// // With remove_mean = true (candle_nn's default config); weight and bias from `vb`.
+/// let norm = candle_repro::nn::LayerNorm::load(4, 1e-5, vb)?;
+/// let y = norm.forward(&Tensor::new(&[[1f32, 2., 3., 4.]], &Device::Cpu)?)?;
+/// assert_eq!(y.to_vec2::<f32>()?, [[0.0; 4]]); // a zero weight from VarBuilder::zeros
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug)]
 pub struct LayerNorm {
     weight: Tensor,
@@ -478,14 +544,17 @@ impl LayerNorm {
         })
     }
 
+    /// The per-channel scale.
     pub fn weight(&self) -> &Tensor {
         &self.weight
     }
 
+    /// The per-channel shift, if the norm has one.
     pub fn bias(&self) -> Option<&Tensor> {
         self.bias.as_ref()
     }
 
+    /// The epsilon added to the variance (used as f32 in the forward pass).
     pub fn eps(&self) -> f64 {
         self.eps
     }

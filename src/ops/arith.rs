@@ -1,10 +1,12 @@
 //! `add`: the sum of two tensors of the same shape and dtype (f32, bf16, f16), each
-//! element the exact sum rounded once. candle's own CPU sum of 16-bit values rounds
-//! twice (to f32, then to the dtype) while CUDA's native 16-bit sum rounds once, so the two
-//! devices can differ; here both compute round(f64(a) + f64(b)), which is the exact sum
-//! rounded once: the f64 sum of two such values is exact unless one is below 2^-29 of the
-//! other, and then neither the sum nor its f64 rounding is near a rounding boundary of
-//! the dtype. NaN outputs are canonical; -0 + -0 = -0 and x + (-x) = +0 as in IEEE.
+//! element the exact sum rounded once. Both devices compute round(f64(a) + f64(b)), which
+//! is the exact sum rounded once: the f64 sum of two such values is exact unless one is
+//! below 2^-29 of the other, and then neither the sum nor its f64 rounding is near a
+//! rounding boundary of the dtype. candle's own 16-bit CPU sum goes through f32 and rounds
+//! twice; that double rounding happens to be innocuous for bf16 and f16 (f32's 24 bits are
+//! at least 2p + 2 for p = 8 and 11), so candle's values agree, but its NaN payloads
+//! depend on the device and no definition is promised. Here NaN outputs are canonical;
+//! -0 + -0 = -0 and x + (-x) = +0 as in IEEE.
 
 use crate::math::Format;
 use crate::ops::buffer;
@@ -79,6 +81,21 @@ impl CustomOp2 for Add {
 }
 
 /// a + b elementwise, correctly rounded (same shape and dtype; see the module header).
+///
+/// ```
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{DType, Device, Tensor};
+/// let a = Tensor::new(&[1.0f32, -0.0, f32::INFINITY], &Device::Cpu)?;
+/// let b = Tensor::new(&[2f32.powi(-24), -0.0, f32::NEG_INFINITY], &Device::Cpu)?;
+/// let s = candle_repro::add(&a, &b)?.to_vec1::<f32>()?;
+/// assert_eq!(s[0], 1.0); // 1 + 2^-24 is a tie: to even
+/// assert!(s[1] == 0.0 && s[1].is_sign_negative());
+/// assert_eq!(s[2].to_bits(), 0x7FC0_0000); // inf - inf: the canonical NaN
+/// // bf16 and f16 round the exact sum once, too.
+/// let h = candle_repro::add(&a.to_dtype(DType::BF16)?, &b.to_dtype(DType::BF16)?)?;
+/// assert_eq!(h.dtype(), DType::BF16);
+/// # Ok(()) }
+/// ```
 pub fn add(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     if a.shape() != b.shape() {
         return Err(Error::ShapeMismatchBinaryOp {

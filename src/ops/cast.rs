@@ -48,6 +48,20 @@ impl CustomOp1 for ToF8E4M3 {
 
 /// `x` (f32, bf16 or f16) cast to f8e4m3, correctly rounded, with `overflow` deciding what
 /// values above 448 (after rounding) and infinities become.
+///
+/// ```
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{DType, Device, Tensor};
+/// use candle_repro::{Overflow, to_f8e4m3};
+/// let x = Tensor::new(&[0.3f32, 1000.0], &Device::Cpu)?;
+/// let sat = to_f8e4m3(&x, Overflow::Saturate)?;
+/// assert_eq!(sat.dtype(), DType::F8E4M3);
+/// // 0.3 rounds to 0.3125 (3 mantissa bits); 1000 saturates to 448.
+/// assert_eq!(sat.to_dtype(DType::F32)?.to_vec1::<f32>()?, [0.3125, 448.0]);
+/// let nan = to_f8e4m3(&x, Overflow::Nan)?.to_dtype(DType::F32)?.to_vec1::<f32>()?;
+/// assert!(nan[1].is_nan());
+/// # Ok(()) }
+/// ```
 pub fn to_f8e4m3(x: &Tensor, overflow: Overflow) -> Result<Tensor> {
     x.apply_op1_no_bwd(&ToF8E4M3(overflow))
 }

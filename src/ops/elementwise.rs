@@ -20,17 +20,26 @@ use std::mem::MaybeUninit;
 /// The elementwise functions, by name (the CUDA kernels are named after them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum UnaryFn {
+    /// e^x.
     Exp,
+    /// The natural logarithm.
     Log,
+    /// sin x (x in radians).
     Sin,
+    /// cos x (x in radians).
     Cos,
+    /// The hyperbolic tangent.
     Tanh,
+    /// 1 / (1 + e^-x).
     Sigmoid,
+    /// x / (1 + e^-x).
     Silu,
+    /// log(1 + e^x).
     Softplus,
 }
 
 impl UnaryFn {
+    /// Every function, in declaration order.
     pub const ALL: [UnaryFn; 8] = [
         UnaryFn::Exp,
         UnaryFn::Log,
@@ -119,27 +128,57 @@ impl CustomOp1 for Elementwise {
 }
 
 /// Apply `f` elementwise, correctly rounded, with the same bits on every device.
+///
+/// ```
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{Device, Tensor};
+/// use candle_repro::{UnaryFn, unary};
+/// let x = Tensor::new(&[0.0f32, f32::NEG_INFINITY, f32::NAN], &Device::Cpu)?;
+/// let y = unary(&x, UnaryFn::Exp)?.to_vec1::<f32>()?;
+/// assert_eq!(&y[..2], [1.0, 0.0]);
+/// assert_eq!(y[2].to_bits(), 0x7FC0_0000); // every NaN out is the canonical one
+/// # Ok(()) }
+/// ```
 pub fn unary(x: &Tensor, f: UnaryFn) -> Result<Tensor> {
     x.apply_op1_no_bwd(&Elementwise(f))
 }
 
 macro_rules! op_fn {
-    ($name:ident, $variant:ident, $what:literal) => {
+    ($name:ident, $variant:ident, $what:literal, $arg:literal, $bits:literal) => {
         #[doc = concat!($what, ", elementwise, correctly rounded (f32, f16, bf16).")]
+        ///
+        /// ```
+        /// # fn main() -> candle_core::Result<()> {
+        /// use candle_core::{DType, Device, Tensor};
+        #[doc = concat!("let x = Tensor::new(&[", stringify!($arg), "f32], &Device::Cpu)?;")]
+        #[doc = concat!("let y = candle_repro::", stringify!($name), "(&x)?;")]
+        /// // The exact value rounded to the nearest f32 (the bits computed with mpmath).
+        #[doc = concat!("assert_eq!(y.to_vec1::<f32>()?[0].to_bits(), ", stringify!($bits), ");")]
+        /// // bf16 and f16 are rounded once from the exact value, not through f32.
+        #[doc = concat!("let h = candle_repro::", stringify!($name), "(&x.to_dtype(DType::BF16)?)?;")]
+        /// assert_eq!(h.dtype(), DType::BF16);
+        /// # Ok(()) }
+        /// ```
         pub fn $name(x: &Tensor) -> Result<Tensor> {
             unary(x, UnaryFn::$variant)
         }
     };
 }
 
-op_fn!(exp, Exp, "e^x");
-op_fn!(log, Log, "Natural logarithm");
-op_fn!(sin, Sin, "Sine");
-op_fn!(cos, Cos, "Cosine");
-op_fn!(tanh, Tanh, "Hyperbolic tangent");
-op_fn!(sigmoid, Sigmoid, "Logistic sigmoid 1 / (1 + e^-x)");
-op_fn!(silu, Silu, "SiLU x / (1 + e^-x)");
-op_fn!(softplus, Softplus, "Softplus ln(1 + e^x)");
+op_fn!(exp, Exp, "e^x", 1.0, 0x402D_F854);
+op_fn!(log, Log, "Natural logarithm", 2.0, 0x3F31_7218);
+op_fn!(sin, Sin, "Sine", 1.0, 0x3F57_6AA4);
+op_fn!(cos, Cos, "Cosine", 1.0, 0x3F0A_5140);
+op_fn!(tanh, Tanh, "Hyperbolic tangent", 0.5, 0x3EEC_9A9F);
+op_fn!(
+    sigmoid,
+    Sigmoid,
+    "Logistic sigmoid 1 / (1 + e^-x)",
+    1.0,
+    0x3F3B_26A8
+);
+op_fn!(silu, Silu, "SiLU x / (1 + e^-x)", 2.0, 0x3FE1_7BEB);
+op_fn!(softplus, Softplus, "Softplus ln(1 + e^x)", 1.0, 0x3FA8_18F5);
 
 /// Softplus with PyTorch's parameters: `ln(1 + e^(beta x)) / beta`, and `x` itself where
 /// `beta * x > threshold`.
@@ -149,6 +188,17 @@ op_fn!(softplus, Softplus, "Softplus ln(1 + e^x)");
 /// `softplus(beta * x) / beta` in f32 with the correctly rounded softplus in the middle and
 /// round to the output dtype once more: deterministic, the same bits on every device, but
 /// not correctly rounded as a whole.
+///
+/// ```
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{Device, Tensor};
+/// let x = Tensor::new(&[1.0f32, 30.0], &Device::Cpu)?;
+/// let y = candle_repro::softplus_with(&x, 1.0, 20.0)?.to_vec1::<f32>()?;
+/// assert_eq!(y[0], candle_repro::math::softplus(1.0)); // beta = 1: the CR softplus
+/// assert_eq!(y[1], 30.0); // beta x above the threshold: x itself
+/// assert!(candle_repro::softplus_with(&x, 0.0, 20.0).is_err()); // beta must be positive
+/// # Ok(()) }
+/// ```
 pub fn softplus_with(x: &Tensor, beta: f64, threshold: f64) -> Result<Tensor> {
     if !(beta.is_finite() && beta > 0.0) {
         bail!("softplus_with: beta must be finite and positive, got {beta}")

@@ -756,6 +756,16 @@ pub fn softmax_last_dim(x: &Tensor) -> Result<Tensor> {
 }
 
 /// Log-softmax over the last dimension, like [`softmax_last_dim`].
+///
+/// ```
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{Device, Tensor};
+/// let x = Tensor::new(&[[5f32, 5.], [0., f32::NEG_INFINITY]], &Device::Cpu)?;
+/// let y = candle_repro::log_softmax_last_dim(&x)?.to_vec2::<f32>()?;
+/// assert_eq!(y[0][0].to_bits(), 0xBF31_7218); // -ln 2, correctly rounded
+/// assert_eq!(y[1], [0.0, f32::NEG_INFINITY]);
+/// # Ok(()) }
+/// ```
 pub fn log_softmax_last_dim(x: &Tensor) -> Result<Tensor> {
     check_dtype(x, "log_softmax_last_dim")?;
     x.apply_op1(Softmax { log: true })
