@@ -3,7 +3,7 @@
 #   1. NVIDIA's CUDA 13.0 compiler from PyPI wheels, and link stubs for the CUDA libraries
 #      (scripts/install-cuda-compiler.sh, into the git-ignored .venv-cuda);
 #   2. every target (library, tests, examples, benches) built with --features cuda (candle's
-#      kernels and ours to PTX), and clippy on all of them with the feature;
+#      kernels and ours to PTX), clippy on all of them and the docs with the feature;
 #   3. the PTX lint (no approximate / flush-to-zero / fused instruction, ptxas sm_80 and
 #      sm_90) and the CUDA tests, whose GPU parts print "skipped: no CUDA device" here while
 #      the CPU golden hashes are checked.
@@ -22,6 +22,8 @@ cargo build --release --features cuda --all-targets
 echo "cargo build --release --features cuda --all-targets: $(($(date +%s) - start)) s"
 # The release profile's build-script outputs (candle's PTX) are shared with the build.
 cargo clippy --release --all-targets --features cuda -- -D warnings
+# The API docs of the CUDA half (docs.rs builds them without the feature: no nvcc there).
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --release --features cuda
 
 # No GPU driver here: the stubs stand in for libcuda/cuBLAS/cuRAND/NVRTC so the binaries
 # start; creating a CUDA device then fails cleanly and the GPU tests skip.
