@@ -1,10 +1,19 @@
-//! candle-repro: candle ops whose output bits are the same on every device.
+//! candle-repro: candle ops whose output bits are defined mathematically, so the same
+//! checkpoint and input give the same logits on every device, thread count and batch.
 //!
-//! * [`math`]: correctly rounded scalar and slice math (exp, log, sin, cos, tanh, sigmoid,
-//!   silu, softplus, expm1, log1p) for f32, bf16 and f16.
-//! * Elementwise candle ops over it ([`exp`], [`log`], [`sin`], [`cos`], [`tanh`],
-//!   [`sigmoid`], [`silu`], [`softplus`], [`softplus_with`]): CPU kernels here, CUDA kernels
-//!   under the `cuda` feature, the same bits on both.
+//! Where to start:
+//! * tensor ops, drop-ins for candle's: [`matmul`], [`broadcast_matmul`], [`nn::Linear`],
+//!   [`nn::RmsNorm`], [`nn::LayerNorm`], [`softmax_last_dim`], [`exp`], [`silu`] and the
+//!   other elementwise functions, [`add`], [`to_f8e4m3`], [`rope`] and [`fft`];
+//! * correctly rounded scalar and slice math: [`math`];
+//! * a whole model: [`models::llama::ModelWeights`] (its module has a runnable example of
+//!   prefill and decode giving the same bits);
+//! * CUDA kernels for every op under the feature `cuda`, written to the same definitions.
+//!
+//! The rest of this page is the contract (also `docs/CONTRACT.md` in the repository).
+//!
+#![doc = include_str!("../docs/CONTRACT.md")]
+#![warn(missing_docs)]
 
 pub mod fft;
 pub mod math;
