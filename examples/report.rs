@@ -1,5 +1,6 @@
 //! The crate at work: every op on a test tensor, per dtype and device, with
-//! * a hash of the output bits (the same on every machine, CPU or CUDA),
+//! * a hash of the output bits, compared across the devices of the run (CPU, and CUDA with
+//!   `--features cuda` on a GPU; the CUDA kernels have not yet run on one),
 //! * the max error against MPFR on a sample, ours and stock candle's, in ulps of the dtype,
 //! * the speed ratio against stock candle on a 16M-element f32 tensor (same run).
 //!
@@ -205,10 +206,20 @@ fn main() {
         rayon::current_num_threads()
     );
     println!("max error: vs MPFR on {sample_len} elements, in ulps of the output dtype");
+    let names: Vec<&str> = devs.iter().map(|(name, _)| name.as_str()).collect();
+    println!(
+        "hashes from the devices of this run: {}{}",
+        names.join(", "),
+        if devs.len() == 1 {
+            " (CUDA not measured: no GPU in this run)"
+        } else {
+            ""
+        }
+    );
     println!();
     println!(
         "{:<9} {:<5} {:<18} {:>13} {:>13}",
-        "op", "dtype", "hash (all devices)", "err ours", "err stock"
+        "op", "dtype", "hash (run devices)", "err ours", "err stock"
     );
     let mut mismatches = 0;
     for f in UnaryFn::ALL {
@@ -374,7 +385,7 @@ fn softmax_report(devs: &[(String, Device)], mismatches: &mut usize) {
     }
     println!(
         "{:<12} {:<5} {:<18} {:>13} {:>13}",
-        "op", "dtype", "hash (all devices)", "err ours", "err stock"
+        "op", "dtype", "hash (run devices)", "err ours", "err stock"
     );
     for dtype in [DType::F32, DType::BF16, DType::F16] {
         let mut hashes = vec![];
@@ -480,7 +491,7 @@ fn rope_report(devs: &[(String, Device)], mismatches: &mut usize) {
     let cfg = RopeConfig::new(theta, d);
     println!(
         "{:<12} {:<5} {:<18} {:>13} {:>13}",
-        "op", "dtype", "hash (all devices)", "ulps from CR", "stock"
+        "op", "dtype", "hash (run devices)", "ulps from CR", "stock"
     );
     let xs_f32 = typical_input(heads * t_len * d);
     for dtype in [DType::F32, DType::BF16, DType::F16] {
@@ -664,7 +675,7 @@ fn matmul_report(devs: &[(String, Device)], mismatches: &mut usize) {
         .collect();
     println!(
         "{:<18} {:<12} {:<18} {:>10} {:>10} {:>22}",
-        "op", "dtype", "hash (all devices)", "err ours", "err stock", "decode != prefill"
+        "op", "dtype", "hash (run devices)", "err ours", "err stock", "decode != prefill"
     );
     for (dtype, out) in [
         (DType::F32, DType::F32),
