@@ -2,7 +2,7 @@
 //! checkpoint and input give the same logits on every device, thread count and batch.
 //!
 //! Where to start:
-//! * tensor ops, drop-ins for candle's: [`matmul`], [`broadcast_matmul`], [`nn::Linear`],
+//! * tensor ops, drop-ins for candle's: [`matmul()`](fn@matmul), [`broadcast_matmul`], [`nn::Linear`],
 //!   [`nn::RmsNorm`], [`nn::LayerNorm`], [`softmax_last_dim`], [`exp`], [`silu`] and the
 //!   other elementwise functions, [`add`], [`to_f8e4m3`], [`rope`] and [`fft`];
 //! * correctly rounded scalar and slice math: [`math`];

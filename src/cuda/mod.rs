@@ -59,7 +59,7 @@ pub(crate) fn unary_fwd(
     unary_fwd_by_name(f.name(), storage, layout)
 }
 
-/// [`unary_fwd`] by kernel name (one of [`UNARY_KERNELS`]), for the functions that have no
+/// `unary_fwd` by kernel name (one of [`UNARY_KERNELS`]), for the functions that have no
 /// [`UnaryFn`] (expm1, log1p) and for tests.
 pub fn unary_fwd_by_name(
     name: &str,

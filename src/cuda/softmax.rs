@@ -1,5 +1,5 @@
 //! CUDA softmax and log-softmax over the last dimension, forward and backward: launches of
-//! `kernels/softmax.cu` (one block of [`BLOCK`] threads per row, grid-stride over rows),
+//! `kernels/softmax.cu` (one block of `BLOCK` threads per row, grid-stride over rows),
 //! which compute the same bits as the CPU (`crate::ops::softmax`): the per-element math is
 //! the operation-for-operation mirror `kernels/softmax_math.cuh` over the math core's device
 //! functions (`kernels/math/`), checked on the host by `tests/softmax_cuda_hostcheck.rs`,

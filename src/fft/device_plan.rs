@@ -25,11 +25,14 @@ use super::stockham::Stockham;
 /// F64Internal), concatenated; [`Step`]s hold offsets into it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Table {
+    /// The tables of an F32 or Ozaki plan.
     F32(Vec<f32>),
+    /// The tables of an F64Internal plan.
     F64(Vec<f64>),
 }
 
 impl Table {
+    /// Number of values (real numbers, not complex pairs) in the table.
     pub fn len(&self) -> usize {
         match self {
             Table::F32(v) => v.len(),
@@ -37,6 +40,8 @@ impl Table {
         }
     }
 
+    /// True when the table holds no value (never for a [`DevicePlan::table`], which holds at
+    /// least one zero).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -49,17 +54,34 @@ impl Table {
 pub enum Step {
     /// (rows, n, 2) f32 input -> buffer `dst` (rows of n), imaginary parts negated for the
     /// inverse (`repro_fft_deinterleave_*`).
-    Deinterleave { dst: usize },
+    Deinterleave {
+        /// The buffer written.
+        dst: usize,
+    },
     /// Buffer `src` (rows of n) -> (rows, n, 2) f32 output, rounded to f32, conjugated back
     /// for the inverse, canonical NaN (`repro_fft_interleave_*`).
-    Interleave { src: usize },
+    Interleave {
+        /// The buffer holding the transform's result.
+        src: usize,
+    },
     /// DFT-GEMM (n <= 16): W_re at `w`, W_im at `w + n * n` (`repro_fft_gemm_*`).
-    Gemm { src: usize, dst: usize, w: usize },
+    Gemm {
+        /// The buffer read (rows of n).
+        src: usize,
+        /// The buffer written (rows of n).
+        dst: usize,
+        /// Offset of W's real part (n x n, row-major) in the table.
+        w: usize,
+    },
     /// Ozaki DFT-GEMM: SLICES digit matrices of 2n x 2n at `digits`
     /// (`repro_fft_gemm_ozaki`).
     GemmOzaki {
+        /// The buffer read (rows of n).
         src: usize,
+        /// The buffer written (rows of n).
         dst: usize,
+        /// Offset of the first digit matrix in [`DevicePlan::digits`] (the SLICES matrices
+        /// follow one another, each row-major on [re; im]).
         digits: usize,
     },
     /// One Stockham stage over rows of `len`: twiddles re at `tw`, im at
@@ -67,41 +89,96 @@ pub enum Step {
     /// matrices of 16 x 16) at that offset, radix 8 only (`repro_fft_stockham<R>_*`,
     /// `repro_fft_stockham8_ozaki`).
     Stage {
+        /// The buffer read.
         src: usize,
+        /// The buffer written (never `src`: stages ping-pong).
         dst: usize,
+        /// Row length of the transform this stage belongs to: n, or Bluestein's m (a power
+        /// of two either way); a launch runs rows * len / radix butterflies.
         len: usize,
+        /// The stage's radix: 8, or 4 or 2 for the last stage.
         radix: usize,
+        /// Product of the radices of the earlier stages (1 for the first stage).
         ns: usize,
+        /// Offset of this stage's (radix - 1) ns real twiddles in the table, the imaginary
+        /// parts right after; meaningless when ns = 1.
         tw: usize,
+        /// Under Ozaki, for a radix-8 stage: offset of the W8 digit matrices in
+        /// [`DevicePlan::digits`]; `None` otherwise (the butterfly DAG runs instead).
         ozaki: Option<usize>,
     },
     /// Bluestein a = x c, zero-padded to m: chirp re at `chirp`, im at `chirp + n`.
     BluesteinIn {
+        /// The buffer read (rows of n).
         src: usize,
+        /// The buffer written (rows of m).
         dst: usize,
+        /// Bluestein's convolution length, the power of two >= 2n - 1.
         m: usize,
+        /// Offset of the chirp's n real parts in the table.
         chirp: usize,
     },
     /// Bluestein A = conj(A B) in place: kernel re at `kernel`, im at `kernel + m`.
-    BluesteinMul { buf: usize, m: usize, kernel: usize },
+    BluesteinMul {
+        /// The buffer multiplied in place (rows of m).
+        buf: usize,
+        /// Bluestein's convolution length.
+        m: usize,
+        /// Offset of the m real parts of the transformed kernel B (1/m included) in the
+        /// table.
+        kernel: usize,
+    },
     /// Bluestein X = conj(y) c (rows of m in, rows of n out).
     BluesteinOut {
+        /// The buffer read (rows of m; the first n values of each row are used).
         src: usize,
+        /// The buffer written (rows of n).
         dst: usize,
+        /// Bluestein's convolution length.
         m: usize,
+        /// Offset of the chirp's n real parts in the table (the same as
+        /// [`Step::BluesteinIn`]'s).
         chirp: usize,
     },
 }
 
 /// A plan as kernel launches and flat tables (see the module comment).
+///
+/// ```rust
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_repro::fft::device_plan::Step;
+/// use candle_repro::fft::{FftPlan, Precision};
+///
+/// // n = 8 is one DFT-GEMM: W's 64 real parts then its 64 imaginary parts.
+/// let dp = FftPlan::new(8, Precision::F32)?.device_plan();
+/// assert_eq!(
+///     dp.steps,
+///     [
+///         Step::Deinterleave { dst: 0 },
+///         Step::Gemm { src: 0, dst: 1, w: 0 },
+///         Step::Interleave { src: 1 },
+///     ]
+/// );
+/// assert_eq!((dp.buffers, dp.buffer_len, dp.table.len()), (2, 8, 2 * 8 * 8));
+/// assert!(!dp.is_f64());
+/// // n = 1 is the identity: no table, yet one zero so that there is something to upload.
+/// let id = FftPlan::new(1, Precision::F64Internal)?.device_plan();
+/// assert_eq!(id.steps.len(), 2);
+/// assert!(id.is_f64() && id.table.len() == 1 && id.digits == [0.0]);
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct DevicePlan {
+    /// The transform length ([`FftPlan::len`]).
     pub n: usize,
+    /// The plan's precision; it fixes the working type ([`DevicePlan::is_f64`]).
     pub precision: Precision,
     /// Working buffers the steps use.
     pub buffers: usize,
     /// Values per row in a working buffer (n, or Bluestein's m).
     pub buffer_len: usize,
+    /// The launches in order: a [`Step::Deinterleave`] into buffer 0 first, a
+    /// [`Step::Interleave`] from the buffer holding the result last.
     pub steps: Vec<Step>,
     /// Never empty (one zero when the plan has no table), so it can always be uploaded.
     pub table: Table,

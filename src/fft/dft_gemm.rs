@@ -1,4 +1,4 @@
-//! DFT as a matrix product, for small n: X = W x with W[k][j] = w_n^{jk}, complex numbers
+//! DFT as a matrix product, for small n: X = W x with `W[k][j] = w_n^{jk}`, complex numbers
 //! as split real and imaginary parts and four real matrix-vector products:
 //! ```text
 //! X_re[k] = S(W_re[k], x_re) - S(W_im[k], x_im)

@@ -15,7 +15,7 @@
 //! is cut the same way at plan time from its f64 values (error 2^-53, far below the last
 //! grid).
 //!
-//! Products. For each kept slice pair (i, j), P_ij = sum_k W_i[r][k] d_j[k] is a sum of
+//! Products. For each kept slice pair (i, j), `P_ij = sum_k W_i[r][k] d_j[k]` is a sum of
 //! K integer products of magnitude <= 2^7 * 2^7, so every partial sum is an integer of
 //! magnitude <= K 2^14. **Bit budget: 2 * 7 + log2(K) <= 24** (K = 16 for W8: 18 bits;
 //! K = 32 for the n = 16 DFT-GEMM: 19 bits) means every partial sum is exactly

@@ -131,6 +131,28 @@ enum Typed {
 
 /// A planned complex transform of length n: twiddle tables and the algorithm, built once
 /// and reused for any number of rows.
+///
+/// ```rust
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_repro::fft::{FftPlan, Precision};
+/// use num_complex::Complex32;
+///
+/// let plan = FftPlan::new(8, Precision::F32)?;
+/// // Two rows of 8: a delta at 0 (its transform is all ones) and a constant 1 (its
+/// // transform is 8 at k = 0, zero elsewhere).
+/// let mut data = vec![Complex32::new(0.0, 0.0); 16];
+/// data[0] = Complex32::new(1.0, 0.0);
+/// data[8..].fill(Complex32::new(1.0, 0.0));
+/// plan.forward(&mut data)?;
+/// assert!(data[..8].iter().all(|z| *z == Complex32::new(1.0, 0.0)));
+/// assert_eq!(data[8], Complex32::new(8.0, 0.0));
+/// assert!(data[9..].iter().all(|z| z.norm() < 1e-6));
+/// // The inverse is unnormalized: inverse(forward(x)) = n x.
+/// plan.inverse(&mut data)?;
+/// assert!((data[0].re - 8.0).abs() < 1e-6 && data[1].norm() < 1e-6);
+/// assert!(plan.forward(&mut data[..5]).is_err()); // not a whole number of rows
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug)]
 pub struct FftPlan {
     n: usize,
@@ -166,6 +188,7 @@ impl FftPlan {
         false
     }
 
+    /// The precision the plan was built for.
     pub fn precision(&self) -> Precision {
         self.precision
     }

@@ -10,8 +10,8 @@
 //! an i64 limb: a product adds its 48 bits (shifted by (ea + eb + 298) mod 32, so at most
 //! 80 bits) to three consecutive limbs, each change below 2^32 in magnitude, so a limb
 //! cannot overflow before 2^31 additions; the carries are propagated every
-//! [`NORMALIZE_EVERY`] terms. Integer addition is associative: the value, and every bit
-//! of the result, is independent of the order of the terms. [`DIGITS`] = 20 digits (640
+//! `NORMALIZE_EVERY` terms. Integer addition is associative: the value, and every bit
+//! of the result, is independent of the order of the terms. `DIGITS` = 20 digits (640
 //! bits) hold |sum| < 2^(554 + 60), so any count of terms below 2^60.
 //!
 //! [`ExactDot::finish`] returns the exact sum rounded to odd in f64 (53 bits; the sum is
@@ -26,7 +26,7 @@
 //! -0 + -0 = -0); an empty sum is +0. Every NaN is the canonical quiet NaN.
 //!
 //! # The compensated sum ([`dot2`])
-//! Knuth's TwoSum chain in f64 over the exact f64 products, in [`DOT2_LANES`] lanes
+//! Knuth's TwoSum chain in f64 over the exact f64 products, in `DOT2_LANES` lanes
 //! (element i in lane i mod lanes) combined lane 0 first, also with TwoSum: every step is
 //! error-free, so sum = s + sum(q) exactly with s the final sum and q the TwoSum errors.
 //! Only sum(q) is formed with rounding: with n = k + lanes additions, |q_t| <= u |s_t| <=
@@ -227,7 +227,7 @@ impl ExactDot {
     }
 }
 
-/// The exact sum of a[i] * b[i] for i in 0..n (plus `bias`, when given), rounded to odd
+/// The exact sum of `a[i] * b[i]` for i in 0..n (plus `bias`, when given), rounded to odd
 /// in f64 ([`ExactDot::finish`]).
 pub fn exact_dot(
     n: usize,
@@ -254,7 +254,7 @@ fn two_sum(a: f64, b: f64) -> (f64, f64) {
     super::dd::two_sum(a, b)
 }
 
-/// The compensated sum of a[i] * b[i] (+ bias) over i in 0..n, within [`dot2_bound`] of
+/// The compensated sum of `a[i] * b[i]` (+ bias) over i in 0..n, within [`dot2_bound`] of
 /// the exact sum (every product of two f32 is exact in f64). Non-finite inputs give a
 /// non-finite result, which no rounding test accepts.
 #[inline]
@@ -299,7 +299,7 @@ pub fn dot2(
 }
 
 /// The error bound of [`dot2`] over n products (and a bias) for a result `r`, given an
-/// upper bound `abs_bound` of sum |a[i] b[i]| + |bias| (see the module header); valid for
+/// upper bound `abs_bound` of sum `|a[i] b[i]|` + |bias| (see the module header); valid for
 /// n < 2^26.
 #[inline(always)]
 pub fn dot2_bound(n: usize, r: f64, abs_bound: f64) -> f64 {

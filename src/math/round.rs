@@ -3,7 +3,7 @@
 //!
 //! Every function of the math core computes an f64 approximation `y` of the exact result
 //! with a known relative error bound `e` (the fast path), or an f64 that is the exact result
-//! rounded to odd (the accurate path, see [`crate::math::dd::round_odd`]). Rounding either
+//! rounded to odd (the accurate path, see `crate::math::dd::round_odd`). Rounding either
 //! one to a format here is one IEEE round-to-nearest-even step, done with integer and exact
 //! f64 operations only, so the CUDA mirror performs the same steps.
 //!
@@ -35,10 +35,10 @@ pub trait Format: Copy + Send + Sync + 'static {
     fn bits(self) -> u32;
     /// The rounding test of the vector loops: `(round(y), true)` only when every number
     /// within relative distance `err` of `y` rounds to that value. May answer false more
-    /// often than [`round_if_certain`] (the caller then runs the full test), never less
+    /// often than `round_if_certain` (the caller then runs the full test), never less
     /// soundly. `normal`, where known: whether y is exactly 0 or at least f32's smallest
     /// normal in magnitude (`CrUnary::fast_result_normal`; the f32 test then need not look,
-    /// and answers false where it is `Some(false)`). The default is [`round_if_certain`]
+    /// and answers false where it is `Some(false)`). The default is `round_if_certain`
     /// itself.
     #[inline(always)]
     fn round_if_certain_fast(y: f64, err: f64, _normal: Option<bool>) -> (Self, bool) {

@@ -11,7 +11,7 @@
 //!   1.5e + p + 4u = 2e + 4u covers the second-order terms (~2^-86).
 //!   Fast domain: |x| <= 128 (where `exp_f32_fast` holds; sigmoid(-128) < 2^-184 is far
 //!   below every output format anyway, and the accurate path answers beyond).
-//! * Accurate path: sigmoid(x) = 1/2 + tanh(x/2)/2 with [`tanh_dd`] (~2^-99, relative,
+//! * Accurate path: sigmoid(x) = 1/2 + tanh(x/2)/2 with `tanh_dd` (~2^-99, relative,
 //!   also for tiny x where it uses the odd series), for x >= -1: adding 1/2 cancels at most
 //!   a factor 1/(2 sigmoid(-1)) < 2, and the tiny-x structure 1/2 + x/4 - x^3/48 (whose
 //!   value sits within 2^-75 of f32 midpoints, e.g. x = 2^-23) is represented exactly.

@@ -13,7 +13,7 @@
 //!   |err| <= (1 + e_m)(1 + u)^2 / (1 - e_m) - 1 + 2^-56 < e_m * 2.001 + 2.001 u + 2^-56,
 //!   FAST_REL_ERR = 2 e_m + 3u (generous: the first-order term is e_m + 2u).
 //!   Fast domain: every non-NaN input.
-//! * Accurate path ([`tanh_dd`]): for a < 2^-25 the series a - a^3/3 + 2a^5/15 (the next
+//! * Accurate path (`tanh_dd`): for a < 2^-25 the series a - a^3/3 + 2a^5/15 (the next
 //!   term, 17a^7/315, is below 2^-103 relative); otherwise -M / (2 + M) in double-double
 //!   with M = `expm1_dd(-2a)` (~2^-100): the double-double add (3u^2, condition <= 1)
 //!   and division (15u^2) keep the total below 2^-99 relative. For a >= 20 the result is

@@ -44,7 +44,7 @@
 //!   representable in the output format (the input is) and the exact value lies far closer
 //!   to it than to any rounding boundary, so the final rounding is the same.
 //! * 2^-26 <= |x| < 2^-6: r = |x| exactly, j = 0.
-//! * otherwise the exact Payne-Hanek reduction [`reduce_pi64`]: |x| = m 2^e with a 24-bit
+//! * otherwise the exact Payne-Hanek reduction `reduce_pi64`: |x| = m 2^e with a 24-bit
 //!   integer m; x * 64/pi mod 128 only depends on the 192 bits of 2/pi from bit e-1 on,
 //!   read from TWO_OVER_PI (448 bits after one zero word, so that reads before the binary
 //!   point give zeros); the low 192 bits of the integer product m * W are 7 integer bits
@@ -60,7 +60,7 @@
 //!   amplifies by at most 3.01: final relative error < 2^-100 (for j in {0, 64} the
 //!   result is +-sin r exactly, for j in {32, 96} +-cos r).
 //!
-//! The result is rounded to odd ([`super::dd::round_odd`]) and the framework rounds once
+//! The result is rounded to odd (`super::dd::round_odd`) and the framework rounds once
 //! more to f32, bf16 or f16. An error of 2^-100 is far below what the hardest f32 cases
 //! need; the structural near-cases are sin x ~ x (|x| small: distance x^2/6 >= 2^-54.6
 //! relative for |x| >= 2^-26) and cos x ~ 1 - x^2/2 (1 - 2^-25 + 2^-52.6 at x = 2^-12).
@@ -72,8 +72,8 @@
 //! Exceptional inputs: sin(+-0) = +-0 (exact, also on the fast path, by a select),
 //! cos(+-0) = 1, sin/cos(+-inf) = NaN, NaN -> NaN (canonical). Tiny x: sin x rounds to x.
 //!
-//! Internal API for other ops: [`sincos_dd`] (both values of an f32 argument as
-//! double-doubles, < 2^-100), [`sincos_dd_of_turns`] (sin and cos of 2*pi*num/den
+//! Internal API for other ops: `sincos_dd` (both values of an f32 argument as
+//! double-doubles, < 2^-100), `sincos_dd_of_turns` (sin and cos of 2*pi*num/den
 //! with exact rational reduction, < 2^-100: for RoPE tables and FFT twiddles).
 //! Constants: `tools/gen_trig_tables.py` (mpmath) prints every table and coefficient below.
 

@@ -3,7 +3,7 @@
 //! instruction set, thread count, batch size, tiling or device can change a bit.
 //!
 //! # Definition
-//! out[.., i, j] = round(sum over k of a[.., i, k] * b[.., k, j] (+ bias[j])): the exact
+//! out[.., i, j] = round(sum over k of a[.., i, k] * b[.., k, j] (+ `bias[j]`)): the exact
 //! real sum of the exact products, rounded once to nearest-even into the output dtype
 //! (f32, bf16 or f16, the inputs' dtype; f32 or bf16 for f8e4m3 inputs). Overflow gives
 //! +-inf as IEEE rounding does. Special values are those of an IEEE sum of the exact
@@ -579,7 +579,7 @@ pub fn matmul_to(a: &Tensor, b: &Tensor, out: DType) -> Result<Tensor> {
 }
 
 /// a b + bias with one rounding: out[.., i, j] = round(sum_k a[.., i, k] b[.., k, j] +
-/// bias[j]). The bias is a vector of n values in the output dtype.
+/// `bias[j]`). The bias is a vector of n values in the output dtype.
 ///
 /// ```
 /// # fn main() -> candle_core::Result<()> {

@@ -71,6 +71,8 @@ pub enum FftKind {
 }
 
 impl FftKind {
+    /// The numpy name of the transform (`"fft"`, `"ifft"`, `"rfft"`, `"irfft"`), used in
+    /// error messages.
     pub fn name(self) -> &'static str {
         match self {
             FftKind::Fft => "fft",
@@ -89,6 +91,15 @@ impl FftKind {
 /// The divisor of the outputs for a transform of length n in direction `kind` under
 /// `norm`, or `None` when the outputs are left unscaled. The outputs are `y / divisor`
 /// (IEEE division, see the module documentation); a CUDA path must do the same.
+///
+/// ```rust
+/// use candle_repro::fft::Norm;
+/// use candle_repro::ops::fft::{FftKind, norm_divisor};
+///
+/// assert_eq!(norm_divisor(FftKind::Fft, Norm::Backward, 8), None);
+/// assert_eq!(norm_divisor(FftKind::Irfft, Norm::Backward, 8), Some(8.0));
+/// assert_eq!(norm_divisor(FftKind::Ifft, Norm::Ortho, 16), Some(4.0));
+/// ```
 pub fn norm_divisor(kind: FftKind, norm: Norm, n: usize) -> Option<f32> {
     let nf = n as f32; // exact: n <= MAX_LEN = 2^20
     match (norm, kind.is_inverse()) {
@@ -114,6 +125,19 @@ type PlanCache = Mutex<HashMap<(usize, Precision), Arc<FftPlan>>>;
 
 /// The plan for (n, precision), built on first use and shared by every later call in the
 /// process (a plan is a pure function of its key, so sharing changes no bit).
+///
+/// ```rust
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_repro::fft::Precision;
+/// use candle_repro::ops::fft::cached_plan;
+/// use std::sync::Arc;
+///
+/// let a = cached_plan(12, Precision::F32)?;
+/// assert_eq!(a.len(), 12);
+/// assert!(Arc::ptr_eq(&a, &cached_plan(12, Precision::F32)?));
+/// assert!(cached_plan(0, Precision::F32).is_err());
+/// # Ok(()) }
+/// ```
 pub fn cached_plan(n: usize, precision: Precision) -> Result<Arc<FftPlan>> {
     static PLANS: OnceLock<PlanCache> = OnceLock::new();
     let cache = PLANS.get_or_init(|| Mutex::new(HashMap::new()));
@@ -379,44 +403,163 @@ fn apply(x: &Tensor, kind: FftKind, n: Option<usize>, norm: Norm, p: Precision) 
 
 /// Forward complex FFT over dimension -2 of an f32 tensor (..., n, 2), with
 /// [`Precision::F32`]. See the module documentation.
+///
+/// ```rust
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{DType, Device, Tensor};
+/// use candle_repro::fft::{Norm, fft};
+///
+/// // A delta at j = 0, as (n, 2) = (4, (re, im)): its spectrum is all ones.
+/// let x = Tensor::new(&[[1f32, 0.], [0., 0.], [0., 0.], [0., 0.]], &Device::Cpu)?;
+/// let y = fft(&x, Norm::Backward)?;
+/// assert_eq!(y.dims(), &[4, 2]);
+/// assert_eq!(y.dtype(), DType::F32);
+/// assert_eq!(y.to_vec2::<f32>()?, vec![vec![1f32, 0.]; 4]);
+/// // Ortho divides by sqrt(4) = 2 (an exact IEEE division).
+/// let y = fft(&x, Norm::Ortho)?;
+/// assert_eq!(y.to_vec2::<f32>()?, vec![vec![0.5f32, 0.]; 4]);
+/// # Ok(()) }
+/// ```
 pub fn fft(x: &Tensor, norm: Norm) -> Result<Tensor> {
     fft_with(x, norm, Precision::F32)
 }
 
 /// [`fft`] at a given precision.
+///
+/// ```rust
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{Device, Tensor};
+/// use candle_repro::fft::{Norm, Precision, fft_with};
+///
+/// // Rows of a batch (2, 16, 2) are transformed independently, at any precision.
+/// let x = Tensor::arange(0f32, 64., &Device::Cpu)?.reshape((2, 16, 2))?;
+/// let a = fft_with(&x, Norm::Backward, Precision::F32)?;
+/// let b = fft_with(&x, Norm::Backward, Precision::F64Internal)?;
+/// let c = fft_with(&x, Norm::Backward, Precision::Ozaki)?;
+/// assert_eq!(a.dims(), &[2, 16, 2]);
+/// for other in [&b, &c] {
+///     let diff = (&a - other)?.abs()?.max_all()?.to_scalar::<f32>()?;
+///     assert!(diff < 1e-3, "{diff}"); // outputs up to |X_0| = 16 * 31
+/// }
+/// # Ok(()) }
+/// ```
 pub fn fft_with(x: &Tensor, norm: Norm, precision: Precision) -> Result<Tensor> {
     apply(x, FftKind::Fft, None, norm, precision)
 }
 
 /// Inverse complex FFT over dimension -2 of an f32 tensor (..., n, 2), with
 /// [`Precision::F32`].
+///
+/// ```rust
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{Device, Tensor};
+/// use candle_repro::fft::{Norm, fft, ifft};
+///
+/// // With the same `norm` on both sides, ifft(fft(x)) = x up to rounding (n = 6 here).
+/// let x = Tensor::new(&[0.5f32, -1., 2., 0.25, 3., -2., 1., 1., -0.5, 4., 0., 1.5], &Device::Cpu)?
+///     .reshape((6, 2))?;
+/// for norm in [Norm::Backward, Norm::Ortho, Norm::Forward] {
+///     let back = ifft(&fft(&x, norm)?, norm)?;
+///     let err = (&back - &x)?.abs()?.max_all()?.to_scalar::<f32>()?;
+///     assert!(err < 1e-5, "{norm:?}: {err}");
+/// }
+/// # Ok(()) }
+/// ```
 pub fn ifft(x: &Tensor, norm: Norm) -> Result<Tensor> {
     ifft_with(x, norm, Precision::F32)
 }
 
 /// [`ifft`] at a given precision.
+///
+/// ```rust
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{Device, Tensor};
+/// use candle_repro::fft::{Norm, Precision, fft_with, ifft_with};
+///
+/// // n = 20 goes through Bluestein (a length-64 convolution).
+/// let x = Tensor::arange(0f32, 40., &Device::Cpu)?.reshape((20, 2))?;
+/// let p = Precision::F64Internal;
+/// let back = ifft_with(&fft_with(&x, Norm::Backward, p)?, Norm::Backward, p)?;
+/// let err = (&back - &x)?.abs()?.max_all()?.to_scalar::<f32>()?;
+/// assert!(err < 1e-4, "{err}");
+/// # Ok(()) }
+/// ```
 pub fn ifft_with(x: &Tensor, norm: Norm, precision: Precision) -> Result<Tensor> {
     apply(x, FftKind::Ifft, None, norm, precision)
 }
 
 /// FFT of a real f32 tensor (..., n) over its last dimension: (..., n/2 + 1, 2), the
 /// complex transform of x + 0i truncated; [`Precision::F32`].
+///
+/// ```rust
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{Device, Tensor};
+/// use candle_repro::fft::{Norm, rfft};
+///
+/// // n = 4: the twiddles are 1, -i, -1, i, so the half spectrum is exact.
+/// let x = Tensor::new(&[1f32, 2., 3., 4.], &Device::Cpu)?;
+/// let y = rfft(&x, Norm::Backward)?;
+/// assert_eq!(y.dims(), &[3, 2]); // n/2 + 1 complex values
+/// assert_eq!(y.to_vec2::<f32>()?, [[10f32, 0.], [-2., 2.], [-2., 0.]]);
+/// # Ok(()) }
+/// ```
 pub fn rfft(x: &Tensor, norm: Norm) -> Result<Tensor> {
     rfft_with(x, norm, Precision::F32)
 }
 
 /// [`rfft`] at a given precision.
+///
+/// ```rust
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{Device, Tensor};
+/// use candle_repro::fft::{Norm, Precision, rfft_with};
+///
+/// // A batch of 3 rows of 8, with numpy's `norm="forward"`: X_0 is the mean of the row.
+/// let x = Tensor::ones((3, 8), candle_core::DType::F32, &Device::Cpu)?;
+/// let y = rfft_with(&x, Norm::Forward, Precision::Ozaki)?;
+/// assert_eq!(y.dims(), &[3, 5, 2]);
+/// assert_eq!(y.get(2)?.get(0)?.to_vec1::<f32>()?, [1., 0.]);
+/// # Ok(()) }
+/// ```
 pub fn rfft_with(x: &Tensor, norm: Norm, precision: Precision) -> Result<Tensor> {
     apply(x, FftKind::Rfft, None, norm, precision)
 }
 
 /// Inverse of [`rfft`]: (..., m, 2) -> real (..., n), n = 2 (m - 1) when `None`
 /// (numpy's default); see the module documentation for the Hermitian extension.
+///
+/// ```rust
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{Device, Tensor};
+/// use candle_repro::fft::{Norm, irfft, rfft};
+///
+/// // An odd length is not recoverable from the n/2 + 1 = 3 outputs: pass it.
+/// let x = Tensor::new(&[1f32, -2., 0.5, 3., 0.], &Device::Cpu)?;
+/// let half = rfft(&x, Norm::Backward)?;
+/// let back = irfft(&half, Some(5), Norm::Backward)?;
+/// let err = (&back - &x)?.abs()?.max_all()?.to_scalar::<f32>()?;
+/// assert!(err < 1e-5, "{err}");
+/// // `None` gives numpy's n = 2 (m - 1) = 4.
+/// assert_eq!(irfft(&half, None, Norm::Backward)?.dims(), &[4]);
+/// # Ok(()) }
+/// ```
 pub fn irfft(x: &Tensor, n: Option<usize>, norm: Norm) -> Result<Tensor> {
     irfft_with(x, n, norm, Precision::F32)
 }
 
 /// [`irfft`] at a given precision.
+///
+/// ```rust
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{Device, Tensor};
+/// use candle_repro::fft::{Norm, Precision, irfft_with};
+///
+/// // A half spectrum with only X_0 = 8 is a constant signal: 8 / n = 1 under Backward.
+/// let half = Tensor::new(&[[8f32, 0.], [0., 0.], [0., 0.], [0., 0.], [0., 0.]], &Device::Cpu)?;
+/// let y = irfft_with(&half, None, Norm::Backward, Precision::F64Internal)?;
+/// assert_eq!(y.to_vec1::<f32>()?, [1f32; 8]);
+/// # Ok(()) }
+/// ```
 pub fn irfft_with(
     x: &Tensor,
     n: Option<usize>,

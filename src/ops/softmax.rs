@@ -11,7 +11,7 @@
 //!    relatively in e_i (2^-46 while y_i is representable in f32: d_i >= -104).
 //!    e_i = exp_fast_f64(d_i) (relative error <= 2^-51; exactly 1 for the maxima, exactly 0
 //!    for -inf entries, NaN for NaN entries).
-//! 3. softmax: S = sum e_i, exactly in the sense of [`crate::math::exact_sum`]: each e_i in
+//! 3. softmax: S = sum e_i, exactly in the sense of `crate::math::exact_sum`: each e_i in
 //!    [0, 1] is split into multiples of 2^-40 and 2^-80 (dropping at most 2^-81), and those
 //!    are summed exactly (f64 lanes that cannot round, flushed into 128-bit integers). The
 //!    integer totals depend only on the multiset of the e_i: not on the order, the lanes,

@@ -74,9 +74,9 @@ pub(crate) fn rotate<F: Format>(x1: F, x2: F, c: F, s: F, sgn: f64) -> (F, F) {
 /// The three layouts of candle_nn::rotary_emb.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RopeLayout {
-    /// `rope`: xs (b, h, t, d), rotated halves (x[i], x[i + d/2]).
+    /// `rope`: xs (b, h, t, d), rotated halves (`x[i]`, `x[i + d/2]`).
     Halves,
-    /// `rope_i`: xs (b, h, t, d), interleaved pairs (x[2i], x[2i+1]).
+    /// `rope_i`: xs (b, h, t, d), interleaved pairs (`x[2i]`, `x[2i+1]`).
     Interleaved,
     /// `rope_thd`: xs (b, t, h, d), rotated halves.
     Thd,

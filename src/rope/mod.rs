@@ -41,14 +41,38 @@ fn err(msg: String) -> candle_core::Error {
 /// Correctly rounded cos and sin tables of shape (max_positions, rotary_dim / 2).
 #[derive(Debug, Clone)]
 pub struct RopeTables {
+    /// cos(angle) * attention_factor, rounded once to the dtype: row p is position p, column
+    /// i the feature pair i (see [`cos_sin_entry`]).
     pub cos: Tensor,
+    /// sin(angle) * attention_factor, laid out as `cos`.
     pub sin: Tensor,
+    /// The frequencies the tables were computed from (what [`rope_fused`] takes).
     pub freqs: RopeFreqs,
 }
 
 impl RopeTables {
     /// Tables for positions 0..max_positions of `cfg`, in `dtype` (f32, bf16 or f16), on
     /// `device` (computed on the host, so the bits do not depend on the device).
+    ///
+    /// ```rust
+    /// # fn main() -> candle_core::Result<()> {
+    /// use candle_core::{DType, Device};
+    /// use candle_repro::rope::{RopeConfig, RopeTables};
+    ///
+    /// // rotary_dim 4, theta 10000: inverse frequencies 1 and 10000^-1/2 = 1/100.
+    /// let t = RopeTables::new(&RopeConfig::new(10000.0, 4), 8, DType::F32, &Device::Cpu)?;
+    /// assert_eq!(t.cos.dims(), &[8, 2]);
+    /// assert_eq!(t.freqs.inv_freq, [1.0, 0.01]);
+    /// let (cos, sin) = (t.cos.to_vec2::<f32>()?, t.sin.to_vec2::<f32>()?);
+    /// assert_eq!((cos[0].as_slice(), sin[0].as_slice()), (&[1f32, 1.][..], &[0f32, 0.][..]));
+    /// // Position 1, pair 0: angle 1 rad, cos(1) and sin(1) correctly rounded to f32.
+    /// assert_eq!((cos[1][0], sin[1][0]), (1f64.cos() as f32, 1f64.sin() as f32));
+    ///
+    /// // Other dtypes are rounded once from the exact values, not via f32.
+    /// let h = RopeTables::new(&RopeConfig::llama31(64), 4, DType::BF16, &Device::Cpu)?;
+    /// assert_eq!((h.sin.dims(), h.sin.dtype()), (&[4, 32][..], DType::BF16));
+    /// # Ok(()) }
+    /// ```
     pub fn new(
         cfg: &RopeConfig,
         max_positions: usize,
@@ -60,6 +84,21 @@ impl RopeTables {
     }
 
     /// Tables from already computed frequencies.
+    ///
+    /// ```rust
+    /// # fn main() -> candle_core::Result<()> {
+    /// use candle_core::{DType, Device};
+    /// use candle_repro::rope::{RopeConfig, RopeTables, rope_freqs};
+    ///
+    /// let cfg = RopeConfig::yarn(10000.0, 8, 4.0, 2048);
+    /// let freqs = rope_freqs(&cfg)?;
+    /// let t = RopeTables::from_freqs(freqs.clone(), 3, DType::F16, &Device::Cpu)?;
+    /// let same = RopeTables::new(&cfg, 3, DType::F16, &Device::Cpu)?;
+    /// assert_eq!(t.cos.to_vec2::<half::f16>()?, same.cos.to_vec2::<half::f16>()?);
+    /// assert_eq!(t.freqs, freqs);
+    /// assert!(freqs.attention_factor > 1.0); // YaRN's default 0.1 ln 4 + 1
+    /// # Ok(()) }
+    /// ```
     pub fn from_freqs(
         freqs: RopeFreqs,
         max_positions: usize,
@@ -348,23 +387,92 @@ fn run(layout: RopeLayout, sgn: f64, xs: &Tensor, cos: &Tensor, sin: &Tensor) ->
 }
 
 /// `candle_nn::rotary_emb::rope`: xs (b, h, t, d), cos/sin (t', d/2) or (b, t', d/2) with
-/// t' >= t; y[i] = x[i] c - x[i+d/2] s, y[i+d/2] = x[i] s + x[i+d/2] c, correctly rounded.
-/// Differentiable with respect to xs.
+/// t' >= t; `y[i] = x[i] c - x[i+d/2] s`, `y[i+d/2] = x[i] s + x[i+d/2] c`, correctly
+/// rounded. Differentiable with respect to xs.
+///
+/// ```rust
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{DType, Device, Tensor};
+/// use candle_repro::rope::{RopeConfig, RopeTables, rope};
+///
+/// let dev = Device::Cpu;
+/// let t = RopeTables::new(&RopeConfig::new(10000.0, 4), 16, DType::F32, &dev)?;
+/// // xs (b, h, t, d) = (1, 1, 2, 4), both positions e_0; the tables are longer than t.
+/// let xs = Tensor::new(&[1f32, 0., 0., 0.], &dev)?.reshape((1, 1, 1, 4))?.repeat((1, 1, 2, 1))?;
+/// let y = rope(&xs, &t.cos, &t.sin)?;
+/// assert_eq!(y.dims(), &[1, 1, 2, 4]);
+/// let y = y.flatten_all()?.to_vec1::<f32>()?;
+/// // Position 0 is the identity, exactly.
+/// assert_eq!(y[..4], [1., 0., 0., 0.]);
+/// // Position 1 rotates the pair (x[0], x[2]) by 1 rad: (cos 1, sin 1), correctly rounded.
+/// let (c, s) = (t.cos.to_vec2::<f32>()?[1][0], t.sin.to_vec2::<f32>()?[1][0]);
+/// assert_eq!(y[4..], [c, 0., s, 0.]);
+/// # Ok(()) }
+/// ```
 pub fn rope(xs: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<Tensor> {
     run(RopeLayout::Halves, 1.0, xs, cos, sin)
 }
 
-/// `candle_nn::rotary_emb::rope_i`: interleaved pairs (x[2i], x[2i+1]).
+/// `candle_nn::rotary_emb::rope_i`: interleaved pairs (`x[2i]`, `x[2i+1]`).
+///
+/// ```rust
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{DType, Device, Tensor};
+/// use candle_repro::rope::{RopeConfig, RopeTables, rope_i};
+///
+/// let dev = Device::Cpu;
+/// let t = RopeTables::new(&RopeConfig::new(10000.0, 4), 2, DType::F32, &dev)?;
+/// let xs = Tensor::new(&[1f32, 0., 0., 0.], &dev)?.reshape((1, 1, 1, 4))?.repeat((1, 1, 2, 1))?;
+/// let y = rope_i(&xs, &t.cos, &t.sin)?.flatten_all()?.to_vec1::<f32>()?;
+/// assert_eq!(y[..4], [1., 0., 0., 0.]); // position 0: the identity
+/// // Position 1 rotates the pair (x[0], x[1]) by 1 rad.
+/// assert_eq!(y[4..], [1f64.cos() as f32, 1f64.sin() as f32, 0., 0.]);
+/// # Ok(()) }
+/// ```
 pub fn rope_i(xs: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<Tensor> {
     run(RopeLayout::Interleaved, 1.0, xs, cos, sin)
 }
 
 /// `candle_nn::rotary_emb::rope_thd`: xs (b, t, h, d), rotated halves.
+///
+/// ```rust
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{DType, Device, Tensor};
+/// use candle_repro::rope::{RopeConfig, RopeTables, rope, rope_thd};
+///
+/// let dev = Device::Cpu;
+/// let t = RopeTables::new(&RopeConfig::new(10000.0, 8), 3, DType::BF16, &dev)?;
+/// // (b, t, h, d) = (2, 3, 2, 8): the same bits as `rope` on the (b, h, t, d) transpose.
+/// let xs = Tensor::arange(0f32, 96., &dev)?.to_dtype(DType::BF16)?.reshape((2, 3, 2, 8))?;
+/// let y = rope_thd(&xs, &t.cos, &t.sin)?;
+/// let z = rope(&xs.transpose(1, 2)?, &t.cos, &t.sin)?.transpose(1, 2)?;
+/// assert_eq!(y.dims(), &[2, 3, 2, 8]);
+/// assert_eq!(
+///     y.flatten_all()?.to_vec1::<half::bf16>()?,
+///     z.flatten_all()?.to_vec1::<half::bf16>()?
+/// );
+/// # Ok(()) }
+/// ```
 pub fn rope_thd(xs: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<Tensor> {
     run(RopeLayout::Thd, 1.0, xs, cos, sin)
 }
 
 /// Gradient of [`rope`] with respect to xs: the rotation by -theta of `grad`.
+///
+/// ```rust
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{DType, Device, Tensor};
+/// use candle_repro::rope::{RopeConfig, RopeTables, rope, rope_bwd};
+///
+/// let dev = Device::Cpu;
+/// let t = RopeTables::new(&RopeConfig::new(10000.0, 4), 5, DType::F32, &dev)?;
+/// let xs = Tensor::arange(0f32, 20., &dev)?.reshape((1, 1, 5, 4))?;
+/// // A rotation is orthogonal: undoing it gives x back up to the two roundings.
+/// let back = rope_bwd(&rope(&xs, &t.cos, &t.sin)?, &t.cos, &t.sin)?;
+/// let err = (&back - &xs)?.abs()?.max_all()?.to_scalar::<f32>()?;
+/// assert!(err < 1e-5, "{err}");
+/// # Ok(()) }
+/// ```
 pub fn rope_bwd(grad: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<Tensor> {
     run(RopeLayout::Halves, -1.0, grad, cos, sin)
 }
@@ -380,6 +488,23 @@ pub fn rope_thd_bwd(grad: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<Tensor>
 }
 
 /// Any of the three ops by layout.
+///
+/// ```rust
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{DType, Device, Tensor};
+/// use candle_repro::rope::{RopeConfig, RopeLayout, RopeTables, rope_i, rope_with};
+///
+/// let dev = Device::Cpu;
+/// let t = RopeTables::new(&RopeConfig::new(10000.0, 4), 3, DType::F16, &dev)?;
+/// let xs = Tensor::ones((1, 2, 3, 4), DType::F16, &dev)?;
+/// let a = rope_with(RopeLayout::Interleaved, &xs, &t.cos, &t.sin)?;
+/// let b = rope_i(&xs, &t.cos, &t.sin)?;
+/// assert_eq!(
+///     a.flatten_all()?.to_vec1::<half::f16>()?,
+///     b.flatten_all()?.to_vec1::<half::f16>()?
+/// );
+/// # Ok(()) }
+/// ```
 pub fn rope_with(layout: RopeLayout, xs: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<Tensor> {
     run(layout, 1.0, xs, cos, sin)
 }
@@ -389,6 +514,24 @@ pub fn rope_with(layout: RopeLayout, xs: &Tensor, cos: &Tensor, sin: &Tensor) ->
 /// (one row per distinct (batch, time) slot, shared by the heads) in xs's dtype and applied
 /// as [`rope_with`] would apply [`RopeTables`] rows: the same bits as the table path.
 /// Differentiable with respect to xs.
+///
+/// ```rust
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{DType, Device, Tensor};
+/// use candle_repro::rope::{RopeConfig, RopeLayout, RopeTables, rope, rope_fused};
+///
+/// let dev = Device::Cpu;
+/// let t = RopeTables::new(&RopeConfig::llama31(8), 1000, DType::F32, &dev)?;
+/// // Three tokens at positions 7, 999 and 0 (decode-style, not 0..t).
+/// let positions = Tensor::new(&[7u32, 999, 0], &dev)?;
+/// let xs = Tensor::arange(0f32, 48., &dev)?.reshape((1, 2, 3, 8))?;
+/// let y = rope_fused(RopeLayout::Halves, &xs, &positions, &t.freqs)?;
+/// // The same bits as the table path on the rows of those positions.
+/// let (cos, sin) = (t.cos.index_select(&positions, 0)?, t.sin.index_select(&positions, 0)?);
+/// let z = rope(&xs, &cos, &sin)?;
+/// assert_eq!(y.flatten_all()?.to_vec1::<f32>()?, z.flatten_all()?.to_vec1::<f32>()?);
+/// # Ok(()) }
+/// ```
 pub fn rope_fused(
     layout: RopeLayout,
     xs: &Tensor,

@@ -29,24 +29,52 @@ pub enum RopeScaling {
     /// Plain RoPE (`rope_type: default`).
     None,
     /// `rope_type: linear`: inv_freq / factor.
-    Linear { factor: f64 },
+    Linear {
+        /// The divisor of every inverse frequency (cast to f32 first), finite and > 0.
+        factor: f64,
+    },
     /// `rope_type: llama3` (Llama 3.1 and later).
     Llama3 {
+        /// Divisor of the low frequencies (wavelength above
+        /// `original_max_position_embeddings / low_freq_factor`).
         factor: f64,
+        /// Sets the long-wavelength bound `original_max_position_embeddings /
+        /// low_freq_factor`, beyond which a frequency is divided by `factor`.
         low_freq_factor: f64,
+        /// Sets the short-wavelength bound `original_max_position_embeddings /
+        /// high_freq_factor`, below which a frequency is kept; between the bounds it is
+        /// interpolated smoothly. Must exceed `low_freq_factor`.
         high_freq_factor: f64,
+        /// The pre-training context length (in positions) the wavelengths are compared
+        /// with; not 0.
         original_max_position_embeddings: usize,
     },
     /// `rope_type: yarn`. `beta_fast`/`beta_slow` default to 32 and 1 in transformers,
     /// `truncate` to true; `attention_factor`, `mscale`, `mscale_all_dim` are optional.
     Yarn {
+        /// Context extension factor: interpolated frequencies are inv_freq / factor.
         factor: f64,
+        /// The pre-training context length (in positions) the correction range is measured
+        /// over; not 0.
         original_max_position_embeddings: usize,
+        /// Rotations over the original context that set the low end of the correction
+        /// range: the dimensions that rotate faster keep their frequency (extrapolation).
         beta_fast: f64,
+        /// Rotations over the original context that set the high end of the correction
+        /// range: the dimensions that rotate slower are interpolated (inv_freq / factor);
+        /// a linear ramp blends the two in between.
         beta_slow: f64,
+        /// With `mscale_all_dim` (both non-zero) and no `attention_factor`: the attention
+        /// factor is get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim), where
+        /// get_mscale(s, m) = 0.1 m ln s + 1 (1 for s <= 1). Ignored on its own.
         mscale: Option<f64>,
+        /// The denominator's `m` of the ratio above.
         mscale_all_dim: Option<f64>,
+        /// Multiplier of every cos and sin entry, overriding `mscale`; when neither is given,
+        /// get_mscale(factor, 1) = 0.1 ln(factor) + 1.
         attention_factor: Option<f64>,
+        /// Round the correction range outwards to whole dimensions (floor the low end, ceil
+        /// the high end), as transformers does by default.
         truncate: bool,
     },
 }
@@ -59,6 +87,7 @@ pub struct RopeConfig {
     pub theta: f32,
     /// Number of rotated features per head (head_dim * partial_rotary_factor), even.
     pub rotary_dim: usize,
+    /// The frequency scaling of the checkpoint ([`RopeScaling::None`] for plain RoPE).
     pub scaling: RopeScaling,
 }
 
@@ -110,7 +139,12 @@ impl RopeConfig {
 /// Inverse frequencies (rotary_dim / 2 of them) and the attention factor (1 except YaRN).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RopeFreqs {
+    /// inv_freq_i for i < rotary_dim / 2: the angle in radians per position of feature pair
+    /// i, as the f32 values transformers computes (the angle at position p is
+    /// f32(inv_freq_i * f32(p)), see [`angle`]).
     pub inv_freq: Vec<f32>,
+    /// Multiplier of every cos and sin entry (YaRN's mscale; 1 otherwise), applied before
+    /// the entry's single rounding ([`cos_sin_entry`]).
     pub attention_factor: f32,
 }
 
@@ -128,9 +162,20 @@ const POW_TEST_ERR: f64 = f64::from_bits(0x3A50_0000_0000_0000);
 /// exp(e * ln theta) in double-double: ln theta within 2^-100 relative, the product e * ln
 /// (one DD-by-f64 product, 2^-104) has absolute error below |e ln theta| 2^-99.9, which
 /// exp turns into a relative error of the same size, plus exp's own 2^-102. With
-/// |e ln theta| <= 88.8 < 2^6.5 the result is within 2^-93. The rounding test uses 2^-90: if the rounding of both ends of [y - 2^-90 y, y + 2^-90 y] agree,
-/// the result is the correctly rounded power; otherwise an error is returned (never seen:
-/// the table tests compare every entry with MPFR).
+/// |e ln theta| <= 88.8 < 2^6.5 the result is within 2^-93. The rounding test uses 2^-90:
+/// if the rounding of both ends of [y - 2^-90 y, y + 2^-90 y] agree, the result is the
+/// correctly rounded power; otherwise an error is returned (never seen: the table tests
+/// compare every entry with MPFR).
+///
+/// ```rust
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_repro::rope::pow_f32;
+///
+/// assert_eq!(pow_f32(10000.0, 0.5)?, 100.0); // exact powers come out exact
+/// assert_eq!(pow_f32(500000.0, 0.25)?, (500000f64).powf(0.25) as f32);
+/// assert!(pow_f32(-1.0, 0.5).is_err() && pow_f32(2.0, 1.5).is_err());
+/// # Ok(()) }
+/// ```
 pub fn pow_f32(theta: f32, e: f32) -> candle_core::Result<f32> {
     if !(theta > 0.0 && theta.is_finite() && e.is_finite()) {
         return Err(bad(format!(
@@ -188,6 +233,20 @@ const PI_F64: f64 = f64::from_bits(0x4009_21FB_5444_2D18);
 
 /// The inverse frequencies and attention factor of a config (see the module documentation
 /// for the exact operation sequence).
+///
+/// ```rust
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_repro::rope::{RopeConfig, rope_freqs};
+///
+/// let plain = rope_freqs(&RopeConfig::new(500000.0, 128))?;
+/// let llama = rope_freqs(&RopeConfig::llama31(128))?;
+/// assert_eq!((plain.inv_freq.len(), plain.attention_factor), (64, 1.0));
+/// // Llama 3.1 keeps the high frequencies (short wavelengths) and divides the lowest by 8.
+/// assert_eq!(llama.inv_freq[0], plain.inv_freq[0]);
+/// assert_eq!(llama.inv_freq[63], plain.inv_freq[63] / 8.0);
+/// assert!(rope_freqs(&RopeConfig::new(10000.0, 7)).is_err()); // odd rotary_dim
+/// # Ok(()) }
+/// ```
 pub fn rope_freqs(cfg: &RopeConfig) -> candle_core::Result<RopeFreqs> {
     let dim = cfg.rotary_dim;
     if dim == 0 || !dim.is_multiple_of(2) {
@@ -338,6 +397,17 @@ const ENTRY_TEST_ERR: f64 = f64::from_bits(0x3D10_0000_0000_0000);
 /// times af (a DD-by-f64 product), rounded to odd, then to `F`. The exact product is never
 /// a rounding midpoint of `F` except where it is representable (angle 0: cos = 1, sin = 0),
 /// which both paths get exactly.
+///
+/// ```rust
+/// use candle_repro::rope::cos_sin_entry;
+/// use half::bf16;
+///
+/// assert_eq!(cos_sin_entry::<f32>(0.0, 1.0), (1.0, 0.0));
+/// assert_eq!(cos_sin_entry::<f32>(1.0, 1.0), (1f64.cos() as f32, 1f64.sin() as f32));
+/// // One rounding of the exact product to the output format, with no f32 step between.
+/// let (c, _) = cos_sin_entry::<bf16>(0.0, 1.25);
+/// assert_eq!(c, bf16::from_f32(1.25));
+/// ```
 #[inline]
 pub fn cos_sin_entry<F: Format>(a: f32, af: f32) -> (F, F) {
     let afd = af as f64;
