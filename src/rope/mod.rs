@@ -65,8 +65,11 @@ impl RopeTables {
     /// assert_eq!(t.freqs.inv_freq, [1.0, 0.01]);
     /// let (cos, sin) = (t.cos.to_vec2::<f32>()?, t.sin.to_vec2::<f32>()?);
     /// assert_eq!((cos[0].as_slice(), sin[0].as_slice()), (&[1f32, 1.][..], &[0f32, 0.][..]));
-    /// // Position 1, pair 0: angle 1 rad, cos(1) and sin(1) correctly rounded to f32.
-    /// assert_eq!((cos[1][0], sin[1][0]), (1f64.cos() as f32, 1f64.sin() as f32));
+    /// // Position 1, pair 0: angle 1 rad, cos(1) and sin(1) correctly rounded to f32 (bits
+    /// // from mpmath).
+    /// const COS_1: f32 = f32::from_bits(0x3F0A_5140);
+    /// const SIN_1: f32 = f32::from_bits(0x3F57_6AA4);
+    /// assert_eq!((cos[1][0], sin[1][0]), (COS_1, SIN_1));
     ///
     /// // Other dtypes are rounded once from the exact values, not via f32.
     /// let h = RopeTables::new(&RopeConfig::llama31(64), 4, DType::BF16, &Device::Cpu)?;
@@ -425,8 +428,9 @@ pub fn rope(xs: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<Tensor> {
 /// let xs = Tensor::new(&[1f32, 0., 0., 0.], &dev)?.reshape((1, 1, 1, 4))?.repeat((1, 1, 2, 1))?;
 /// let y = rope_i(&xs, &t.cos, &t.sin)?.flatten_all()?.to_vec1::<f32>()?;
 /// assert_eq!(y[..4], [1., 0., 0., 0.]); // position 0: the identity
-/// // Position 1 rotates the pair (x[0], x[1]) by 1 rad.
-/// assert_eq!(y[4..], [1f64.cos() as f32, 1f64.sin() as f32, 0., 0.]);
+/// // Position 1 rotates the pair (x[0], x[1]) by 1 rad: cos(1) and sin(1) correctly
+/// // rounded to f32 (bits from mpmath).
+/// assert_eq!(y[4..], [f32::from_bits(0x3F0A_5140), f32::from_bits(0x3F57_6AA4), 0., 0.]);
 /// # Ok(()) }
 /// ```
 pub fn rope_i(xs: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<Tensor> {

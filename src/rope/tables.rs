@@ -172,7 +172,8 @@ const POW_TEST_ERR: f64 = f64::from_bits(0x3A50_0000_0000_0000);
 /// use candle_repro::rope::pow_f32;
 ///
 /// assert_eq!(pow_f32(10000.0, 0.5)?, 100.0); // exact powers come out exact
-/// assert_eq!(pow_f32(500000.0, 0.25)?, (500000f64).powf(0.25) as f32);
+/// // 500000^(1/4) = 26.59147948... correctly rounded (bits from mpmath).
+/// assert_eq!(pow_f32(500000.0, 0.25)?, f32::from_bits(0x41D4_BB5A));
 /// assert!(pow_f32(-1.0, 0.5).is_err() && pow_f32(2.0, 1.5).is_err());
 /// # Ok(()) }
 /// ```
@@ -403,7 +404,10 @@ const ENTRY_TEST_ERR: f64 = f64::from_bits(0x3D10_0000_0000_0000);
 /// use half::bf16;
 ///
 /// assert_eq!(cos_sin_entry::<f32>(0.0, 1.0), (1.0, 0.0));
-/// assert_eq!(cos_sin_entry::<f32>(1.0, 1.0), (1f64.cos() as f32, 1f64.sin() as f32));
+/// // cos(1) and sin(1) correctly rounded to f32 (bits from mpmath).
+/// const COS_1: f32 = f32::from_bits(0x3F0A_5140);
+/// const SIN_1: f32 = f32::from_bits(0x3F57_6AA4);
+/// assert_eq!(cos_sin_entry::<f32>(1.0, 1.0), (COS_1, SIN_1));
 /// // One rounding of the exact product to the output format, with no f32 step between.
 /// let (c, _) = cos_sin_entry::<bf16>(0.0, 1.25);
 /// assert_eq!(c, bf16::from_f32(1.25));
