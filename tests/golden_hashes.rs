@@ -9,6 +9,8 @@
 //! After a deliberate change of output bits, print the new values with
 //! `REPRO_PRINT_GOLDEN=1 cargo test --release --test golden_hashes -- --nocapture`.
 
+mod common;
+
 use candle_core::{DType, Device, Tensor};
 use candle_repro::fft::{Norm, Precision, fft_with, ifft_with, irfft_with, rfft_with};
 use candle_repro::rope::{RopeConfig, RopeTables, rope, rope_i, rope_thd};
@@ -37,41 +39,7 @@ fn input(shape: &[usize], seed: u64, scale: f32, dt: DType) -> Tensor {
 
 /// FNV-1a over the output bits, each element widened to u32.
 fn fnv(t: &Tensor) -> u64 {
-    let t = t.flatten_all().unwrap();
-    let bits: Vec<u32> = match t.dtype() {
-        DType::F32 => t
-            .to_vec1::<f32>()
-            .unwrap()
-            .iter()
-            .map(|v| v.to_bits())
-            .collect(),
-        DType::BF16 => t
-            .to_vec1::<half::bf16>()
-            .unwrap()
-            .iter()
-            .map(|v| v.to_bits() as u32)
-            .collect(),
-        DType::F16 => t
-            .to_vec1::<half::f16>()
-            .unwrap()
-            .iter()
-            .map(|v| v.to_bits() as u32)
-            .collect(),
-        DType::F8E4M3 => t
-            .to_vec1::<float8::F8E4M3>()
-            .unwrap()
-            .iter()
-            .map(|v| v.to_bits() as u32)
-            .collect(),
-        dt => panic!("no hash for {dt:?}"),
-    };
-    let mut h = 0xcbf29ce484222325u64;
-    for b in bits {
-        for byte in b.to_le_bytes() {
-            h = (h ^ byte as u64).wrapping_mul(0x100000001b3);
-        }
-    }
-    h
+    common::fnv1a(&common::bits(t))
 }
 
 /// Compares every (name, hash) with the golden table; prints the table when asked to.

@@ -15,7 +15,7 @@ use candle_repro::models::tokenizer;
 use std::path::PathBuf;
 
 mod common;
-use common::bits;
+use common::{bits, fnv1a as fnv};
 
 fn model_path() -> PathBuf {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fetch-model.sh");
@@ -64,17 +64,6 @@ fn row(ids: &[u32]) -> Tensor {
         .unwrap()
         .unsqueeze(0)
         .unwrap()
-}
-
-/// FNV-1a over bits.
-fn fnv(b: &[u32]) -> u64 {
-    let mut h = 0xcbf29ce484222325u64;
-    for x in b {
-        for byte in x.to_le_bytes() {
-            h = (h ^ byte as u64).wrapping_mul(0x100000001b3);
-        }
-    }
-    h
 }
 
 /// Logits of every position, one token at a time through the KV cache.

@@ -9,7 +9,7 @@ use candle_repro::math::VectorPath;
 use candle_repro::matmul::{CpuConfig, matmul_with_config};
 
 mod common;
-use common::bits;
+use common::{bits, fnv1a as fnv};
 
 fn randn(shape: (usize, usize), dt: DType, seed: u64) -> Tensor {
     // Deterministic pseudo-normal values (candle's randn has no seed on the CPU).
@@ -190,17 +190,6 @@ fn layouts_and_batching_do_not_change_a_bit() {
             "{dt:?} broadcast_matmul"
         );
     }
-}
-
-/// FNV-1a over bits.
-fn fnv(b: &[u32]) -> u64 {
-    let mut h = 0xcbf29ce484222325u64;
-    for x in b {
-        for byte in x.to_le_bytes() {
-            h = (h ^ byte as u64).wrapping_mul(0x100000001b3);
-        }
-    }
-    h
 }
 
 /// Golden hashes of a fixed product per dtype (x (64, 576) times w (96, 576)^T plus a

@@ -19,7 +19,8 @@ pub fn cuda_device() -> Option<Device> {
     None
 }
 
-/// The bits of a f32, bf16 or f16 tensor (copied to the CPU, flattened), widened to u32.
+/// The bits of a f32, bf16, f16 or f8e4m3 tensor (copied to the CPU, flattened), widened
+/// to u32.
 pub fn bits(t: &Tensor) -> Vec<u32> {
     let t = t.to_device(&Device::Cpu).unwrap().flatten_all().unwrap();
     match t.dtype() {
@@ -41,8 +42,26 @@ pub fn bits(t: &Tensor) -> Vec<u32> {
             .iter()
             .map(|v| v.to_bits() as u32)
             .collect(),
+        DType::F8E4M3 => t
+            .to_vec1::<float8::F8E4M3>()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits() as u32)
+            .collect(),
         other => panic!("unsupported dtype {other:?}"),
     }
+}
+
+/// FNV-1a over the little-endian bytes of each u32 (the golden hashes' function).
+#[allow(dead_code)]
+pub fn fnv1a(bits: &[u32]) -> u64 {
+    let mut h = 0xcbf29ce484222325u64;
+    for x in bits {
+        for byte in x.to_le_bytes() {
+            h = (h ^ byte as u64).wrapping_mul(0x100000001b3);
+        }
+    }
+    h
 }
 
 /// The bits of a f32, bf16 or f16 tensor as little-endian bytes (4 per f32, 2 per 16-bit
