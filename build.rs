@@ -72,11 +72,15 @@ fn main() {
 
 /// In the repository, `cfg(repro_workspace)`: the tests and examples that check against the
 /// workspace tools (`tools/mpfr-oracle`, the MPFR oracle; `tools/kernel-hostcheck`, the CUDA
-/// headers compiled as host C++) are built. The packaged crate has no `tools/` (and cargo
+/// headers compiled as host C++; `tools/cuda-emu`, the emulated CUDA device) are built. The packaged crate has no `tools/` (and cargo
 /// drops the path dev-dependencies), so they are skipped, and the build says so.
 fn workspace_tools(manifest: &Path) {
     println!("cargo::rustc-check-cfg=cfg(repro_workspace)");
-    let tools = ["tools/mpfr-oracle", "tools/kernel-hostcheck"];
+    let tools = [
+        "tools/mpfr-oracle",
+        "tools/kernel-hostcheck",
+        "tools/cuda-emu",
+    ];
     if tools
         .iter()
         .all(|t| manifest.join(t).join("Cargo.toml").exists())

@@ -10,8 +10,8 @@
 // every kernel here; with exact products a contraction could not change a bit anyway.
 //
 // The arithmetic and the index computation (rope_pair) are plain RM_FN functions, compiled
-// both by nvcc and, without __CUDACC__, as host C++ by tools/rope-hostcheck for the bit
-// comparison with the Rust kernel. The __global__ entry points are CUDA-only.
+// both by nvcc and, without __CUDACC__, as host C++ for the bit comparison with the Rust
+// kernel. The __global__ entry points are for nvcc and the emulated device (tools/cuda-emu).
 #include "repro_math.cuh"
 
 #define ROPE_BLOCK 256
@@ -137,7 +137,7 @@ RM_FN void rope_fused_pair(const Geometry& g, uint64_t p, const typename F::T* x
 
 }  // namespace repro_rope
 
-#if defined(__CUDACC__)
+#if defined(__CUDACC__) || defined(REPRO_EMULATED_DEVICE)
 
 // Arguments: x, cos, sin (contiguous, at their start offsets), y (contiguous output), then
 // the geometry and sgn (+1 forward, -1 backward). One thread per pair, grid-stride loop.

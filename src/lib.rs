@@ -25,9 +25,10 @@ pub mod ops;
 pub mod rope;
 pub(crate) mod vector;
 
-/// CUDA launches of the kernels under `kernels/` (feature `cuda`).
-#[cfg(feature = "cuda")]
+/// The device halves of the older op families (elementwise, add, softmax; with the feature
+/// `cuda` also rope and the FFT), as launches of the kernels under `kernels/`.
 pub mod cuda;
+pub mod launch;
 
 pub use math::f8::Overflow;
 pub use matmul::{broadcast_matmul, matmul, matmul_bias, matmul_to};

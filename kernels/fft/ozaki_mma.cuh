@@ -10,13 +10,14 @@
 // UNVERIFIED ON HARDWARE: no GPU was available when this was written; the plain kernel
 // (repro_fft_stockham8_ozaki, host-checked bit for bit) is the one src/cuda/fft.rs launches
 // unless its OZAKI_MMA constant is set. tests/fft_cuda.rs compares this kernel with the
-// CPU when a GPU is present. Device-only (warp shuffles and tensor-core PTX).
+// CPU when a GPU is present. Device code (warp shuffles and tensor-core PTX): nvcc and the
+// emulated device of tools/cuda-emu, whose mma.sync follows the PTX ISA's fragment tables.
 #pragma once
 
 #include "fft/ozaki.cuh"
 #include "fft/stockham.cuh"
 
-#if defined(__CUDACC__)
+#if defined(__CUDACC__) || defined(REPRO_EMULATED_DEVICE)
 
 namespace repro {
 namespace fft {
@@ -36,6 +37,9 @@ __device__ __forceinline__ void mma_m16n8k16_bf16(const uint32_t a[4], const uin
         : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(0.0f),
           "f"(0.0f), "f"(0.0f), "f"(0.0f));
+#elif defined(REPRO_EMULATED_DEVICE)
+    const float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    REPRO_EMU_MMA_M16N8K16_BF16(a, b, c, d);
 #else
     __trap();
 #endif

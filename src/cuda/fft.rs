@@ -216,7 +216,7 @@ pub fn op_scale(dev: &CudaDevice, d: Option<f32>, x: &CudaView<'_, f32>) -> Resu
     b.arg(x);
     b.arg(&mut out);
     // SAFETY: (total, has_d, d, inp, out) as declared; both hold total values.
-    unsafe { b.launch(super::launch_config(total)) }.w()?;
+    unsafe { b.launch(launch_config(total)) }.w()?;
     Ok(out)
 }
 
@@ -234,7 +234,7 @@ pub fn op_real_to_complex(dev: &CudaDevice, x: &CudaView<'_, f32>) -> Result<Cud
     b.arg(x);
     b.arg(&mut out);
     // SAFETY: (total, inp, out) as declared; out holds 2 total values.
-    unsafe { b.launch(super::launch_config(total)) }.w()?;
+    unsafe { b.launch(launch_config(total)) }.w()?;
     Ok(out)
 }
 
@@ -265,7 +265,7 @@ pub fn op_take_half(
     b.arg(&mut out);
     // SAFETY: (total, n, half, has_d, d, inp, out) as declared; inp holds rows 2n values,
     // out rows 2 half.
-    unsafe { b.launch(super::launch_config(total)) }.w()?;
+    unsafe { b.launch(launch_config(total)) }.w()?;
     Ok(out)
 }
 
@@ -292,7 +292,7 @@ pub fn op_hermitian(
     b.arg(x);
     b.arg(&mut out);
     // SAFETY: (total, m, n, inp, out) as declared; inp holds rows 2m values, out rows 2n.
-    unsafe { b.launch(super::launch_config(total)) }.w()?;
+    unsafe { b.launch(launch_config(total)) }.w()?;
     Ok(out)
 }
 
@@ -317,7 +317,7 @@ pub fn op_real_part(
     b.arg(x);
     b.arg(&mut out);
     // SAFETY: (total, has_d, d, inp, out) as declared; inp holds 2 total values.
-    unsafe { b.launch(super::launch_config(total)) }.w()?;
+    unsafe { b.launch(launch_config(total)) }.w()?;
     Ok(out)
 }
 
@@ -403,7 +403,7 @@ fn run<T: Work>(
                 b.arg(&mut d.im);
                 // SAFETY: (total, inverse, inp, re, im) as declared; inp holds 2 total
                 // f32, re and im at least total values.
-                unsafe { b.launch(super::launch_config(total)) }.w()?;
+                unsafe { b.launch(launch_config(total)) }.w()?;
             }
             Step::Interleave { src: s } => {
                 let total = rows * n;
@@ -416,7 +416,7 @@ fn run<T: Work>(
                 b.arg(&s.im);
                 b.arg(&mut *out);
                 // SAFETY: (total, inverse, re, im, out) as declared; out holds 2 total f32.
-                unsafe { b.launch(super::launch_config(total)) }.w()?;
+                unsafe { b.launch(launch_config(total)) }.w()?;
             }
             Step::Gemm { src: s, dst, w } => {
                 let total = rows * n;
@@ -435,7 +435,7 @@ fn run<T: Work>(
                 b.arg(&wi);
                 // SAFETY: (total, n, x_re, x_im, out_re, out_im, w_re, w_im) as declared;
                 // buffers of rows * n, W of n * n from each offset.
-                unsafe { b.launch(super::launch_config(total)) }.w()?;
+                unsafe { b.launch(launch_config(total)) }.w()?;
             }
             Step::GemmOzaki {
                 src: s,
@@ -457,7 +457,7 @@ fn run<T: Work>(
                 b.arg(&dg);
                 // SAFETY: (total, n, x_re, x_im, out_re, out_im, digits) as declared;
                 // buffers of rows * n, SLICES matrices of 2n x 2n from the offset.
-                unsafe { b.launch(super::launch_config(total)) }.w()?;
+                unsafe { b.launch(launch_config(total)) }.w()?;
             }
             Step::Stage {
                 src: s,
@@ -505,7 +505,7 @@ fn run<T: Work>(
                         // SAFETY: (total, len, ns, src.., dst.., tw_re, tw_im, w8) as
                         // declared; buffers of rows * len, 7 ns twiddles each, 4 16x16
                         // digit matrices.
-                        unsafe { b.launch(super::launch_config(total)) }.w()?;
+                        unsafe { b.launch(launch_config(total)) }.w()?;
                     }
                     None => {
                         let f = func(&format!("repro_fft_stockham{radix}_{}", T::SUFFIX))?;
@@ -521,7 +521,7 @@ fn run<T: Work>(
                         b.arg(&ti);
                         // SAFETY: (total, len, ns, src.., dst.., tw_re, tw_im) as declared;
                         // buffers of rows * len, (radix - 1) ns twiddles each.
-                        unsafe { b.launch(super::launch_config(total)) }.w()?;
+                        unsafe { b.launch(launch_config(total)) }.w()?;
                     }
                 }
             }
@@ -547,7 +547,7 @@ fn run<T: Work>(
                 b.arg(&ci);
                 // SAFETY: (total, n, m, x.., a.., chirp_re, chirp_im) as declared; x of
                 // rows * n, a of rows * m, n chirp values each.
-                unsafe { b.launch(super::launch_config(total)) }.w()?;
+                unsafe { b.launch(launch_config(total)) }.w()?;
             }
             Step::BluesteinMul { buf, m, kernel } => {
                 let total = rows * m;
@@ -563,7 +563,7 @@ fn run<T: Work>(
                 b.arg(&ki);
                 // SAFETY: (total, m, a_re, a_im, k_re, k_im) as declared; a of rows * m,
                 // m kernel values each.
-                unsafe { b.launch(super::launch_config(total)) }.w()?;
+                unsafe { b.launch(launch_config(total)) }.w()?;
             }
             Step::BluesteinOut {
                 src: s,
@@ -587,7 +587,7 @@ fn run<T: Work>(
                 b.arg(&ci);
                 // SAFETY: (total, n, m, a.., x.., chirp_re, chirp_im) as declared; a of
                 // rows * m, x of rows * n, n chirp values each.
-                unsafe { b.launch(super::launch_config(total)) }.w()?;
+                unsafe { b.launch(launch_config(total)) }.w()?;
             }
         }
     }
@@ -608,9 +608,9 @@ pub(crate) fn op_fwd(
 ) -> Result<CudaStorage> {
     use crate::ops::fft::{FftKind, cached_plan, norm_divisor};
     let dev = &storage.device;
-    // Strided inputs are gathered with 64-bit offsets (crate::cuda::layout).
+    // Strided inputs are gathered with 64-bit offsets (crate::launch::contiguous).
     let mut slot = None;
-    let (src, start) = super::layout::contiguous(storage, layout, &mut slot)?;
+    let (src, start) = crate::launch::contiguous(&storage.device, storage, layout, &mut slot)?;
     let end = start + layout.shape().elem_count();
     let CudaStorageSlice::F32(x) = &src.slice else {
         return Err(candle_core::Error::UnsupportedDTypeForOp(
@@ -644,4 +644,15 @@ pub(crate) fn op_fwd(
         }
     };
     Ok(CudaStorage::wrap_cuda_slice(out, dev.clone()))
+}
+
+/// One thread per item in blocks of 256 (`__launch_bounds__(256)`); the kernels loop with a
+/// grid stride, so capping the grid changes no result.
+fn launch_config(n: usize) -> candle_core::cuda_backend::cudarc::driver::LaunchConfig {
+    let blocks = n.div_ceil(256).clamp(1, i32::MAX as usize) as u32;
+    candle_core::cuda_backend::cudarc::driver::LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    }
 }

@@ -151,7 +151,17 @@ impl CustomOp2 for Norm {
         s2: &candle_core::CudaStorage,
         l2: &Layout,
     ) -> Result<(candle_core::CudaStorage, Shape)> {
-        cuda::norm(self.0, (s1, l1), (s2, l2), None)
+        let p = self.0;
+        let out = cuda::norm(
+            &s1.device,
+            p.remove_mean,
+            p.eps,
+            p.exact_only,
+            (s1, l1),
+            (s2, l2),
+            None,
+        )?;
+        Ok((out, l1.shape().clone()))
     }
 
     fn bwd(
@@ -193,7 +203,18 @@ impl CustomOp3 for Norm {
         s3: &candle_core::CudaStorage,
         l3: &Layout,
     ) -> Result<(candle_core::CudaStorage, Shape)> {
-        cuda::norm(self.0, (s1, l1), (s2, l2), Some((s3, l3)))
+        let p = self.0;
+        let b = Some((s3, l3));
+        let out = cuda::norm(
+            &s1.device,
+            p.remove_mean,
+            p.eps,
+            p.exact_only,
+            (s1, l1),
+            (s2, l2),
+            b,
+        )?;
+        Ok((out, l1.shape().clone()))
     }
 
     fn bwd(
@@ -570,5 +591,5 @@ impl Module for LayerNorm {
     }
 }
 
-#[cfg(feature = "cuda")]
-pub(crate) mod cuda;
+/// The device half: launch plans of `kernels/norm.cu` over [`crate::launch::Device`].
+pub mod cuda;

@@ -66,7 +66,8 @@ impl CustomOp2 for Add {
         s2: &candle_core::CudaStorage,
         l2: &Layout,
     ) -> Result<(candle_core::CudaStorage, Shape)> {
-        crate::cuda::arith::add((s1, l1), (s2, l2))
+        let out = crate::cuda::arith::add(&s1.device, (s1, l1), (s2, l2))?;
+        Ok((out, l1.shape().clone()))
     }
 
     fn bwd(

@@ -668,7 +668,8 @@ impl CustomOp1 for Softmax {
         storage: &candle_core::CudaStorage,
         layout: &Layout,
     ) -> Result<(candle_core::CudaStorage, Shape)> {
-        crate::cuda::softmax::softmax_fwd(self.log, storage, layout)
+        let out = crate::cuda::softmax::softmax_fwd(&storage.device, self.log, storage, layout)?;
+        Ok((out, layout.shape().clone()))
     }
 
     fn bwd(&self, _arg: &Tensor, res: &Tensor, grad_res: &Tensor) -> Result<Option<Tensor>> {
@@ -742,7 +743,8 @@ impl CustomOp2 for SoftmaxBwd {
         s2: &candle_core::CudaStorage,
         l2: &Layout,
     ) -> Result<(candle_core::CudaStorage, Shape)> {
-        crate::cuda::softmax::softmax_bwd(self.log, s1, l1, s2, l2)
+        let out = crate::cuda::softmax::softmax_bwd(&s1.device, self.log, (s1, l1), (s2, l2))?;
+        Ok((out, l1.shape().clone()))
     }
 }
 

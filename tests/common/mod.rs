@@ -74,3 +74,7 @@ pub fn le_bytes(t: &Tensor) -> Vec<u8> {
         .flat_map(|b| b.to_le_bytes()[..width].to_vec())
         .collect()
 }
+
+#[cfg(repro_workspace)]
+#[allow(dead_code)]
+pub mod emu;

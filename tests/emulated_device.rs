@@ -1,0 +1,437 @@
+//! Every converted kernel family on the emulated CUDA device (`tools/cuda-emu`): the
+//! crate's own launch code (`candle_repro::launch`, the `launch` functions of each family's
+//! device half) computes the plans as for a GPU, the emulator runs the `kernels/*.cu` text
+//! compiled as host C++ with real barriers, warp collectives and guarded buffers, and every
+//! output is compared bit for bit with the CPU op. Sizes are small but cover several blocks,
+//! grid-stride tails, rows longer and shorter than a block, and strided inputs (gathered by
+//! the 64-bit gather kernel first). No CUDA needed.
+// Needs the workspace tools; skipped in the packaged crate (see build.rs).
+#![cfg(repro_workspace)]
+
+mod common;
+
+use candle_core::{DType, Device as Cpu, IndexOp, Tensor};
+use candle_repro::launch::{self, Device, KernelArg, Slot};
+use common::bits;
+use common::emu::{Emu, download, upload};
+
+const FLOATS: [DType; 3] = [DType::F32, DType::BF16, DType::F16];
+
+/// Deterministic test values: a mix of ordinary magnitudes, random bit patterns (NaNs with
+/// payloads, infinities, subnormals included) and the special values.
+fn values(n: usize, seed: u64, scale: f32) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let specials = [
+        0.0,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MIN_POSITIVE / 8.0,
+        -1e-40,
+        88.7,
+        -104.0,
+    ];
+    (0..n)
+        .map(|i| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            match i % 11 {
+                0 => f32::from_bits(s as u32),
+                1 => specials[(s >> 40) as usize % specials.len()],
+                _ => ((s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) as f32 * scale,
+            }
+        })
+        .collect()
+}
+
+fn tensor(rows: usize, cols: usize, seed: u64, scale: f32, dtype: DType) -> Tensor {
+    Tensor::from_vec(values(rows * cols, seed, scale), (rows, cols), &Cpu::Cpu)
+        .unwrap()
+        .to_dtype(dtype)
+        .unwrap()
+}
+
+/// The views the tests run on: contiguous, transposed (strided) and narrowed (a start
+/// offset, contiguous rows).
+fn views(t: &Tensor) -> Vec<(&'static str, Tensor)> {
+    let (r, c) = t.dims2().unwrap();
+    let mut v = vec![
+        ("contiguous", t.clone()),
+        ("transposed", t.t().unwrap()),
+        ("narrowed", t.i((1..r, ..)).unwrap()),
+    ];
+    if c > 2 {
+        v.push(("strided window", t.i((1..r, 2..c)).unwrap()));
+    }
+    v
+}
+
+fn same_bits(what: &str, got: &Tensor, want: &Tensor) {
+    let (g, w) = (bits(got), bits(want));
+    assert_eq!(g.len(), w.len(), "{what}: lengths");
+    let diff = g.iter().zip(&w).filter(|(a, b)| a != b).count();
+    if let Some(i) = g.iter().zip(&w).position(|(a, b)| a != b) {
+        panic!(
+            "{what}: {diff} of {} outputs differ; first at {i}: device {:#x}, CPU {:#x}",
+            g.len(),
+            g[i],
+            w[i]
+        );
+    }
+}
+
+fn run_unary(name: &str, x: &Tensor) -> Tensor {
+    let (buf, layout) = upload(x);
+    let out = candle_repro::cuda::unary(&Emu, name, &buf, &layout).unwrap();
+    download(&out, x.dims())
+}
+
+/// The CPU value of function `name` on x (the tensor op where there is one, else the math
+/// core's scalar function the op would use).
+fn cpu_unary(name: &str, x: &Tensor) -> Tensor {
+    use candle_repro::UnaryFn::*;
+    let f = match name {
+        "exp" => Exp,
+        "log" => Log,
+        "sin" => Sin,
+        "cos" => Cos,
+        "tanh" => Tanh,
+        "sigmoid" => Sigmoid,
+        "silu" => Silu,
+        "softplus" => Softplus,
+        "expm1" | "log1p" => return cpu_slice_fn(name, x),
+        other => panic!("{other}"),
+    };
+    candle_repro::unary(x, f).unwrap()
+}
+
+/// expm1 and log1p have no tensor op: the math core's slice functions on the logical
+/// elements.
+fn cpu_slice_fn(name: &str, x: &Tensor) -> Tensor {
+    fn apply<T: candle_repro::math::Format + candle_core::WithDType>(
+        name: &str,
+        x: &Tensor,
+    ) -> Tensor {
+        let v = x.flatten_all().unwrap().to_vec1::<T>().unwrap();
+        let mut out = v.clone();
+        match name {
+            "expm1" => candle_repro::math::expm1_slice(&v, &mut out),
+            _ => candle_repro::math::log1p_slice(&v, &mut out),
+        }
+        Tensor::from_vec(out, x.dims(), &Cpu::Cpu).unwrap()
+    }
+    match x.dtype() {
+        DType::F32 => apply::<f32>(name, x),
+        DType::BF16 => apply::<half::bf16>(name, x),
+        _ => apply::<half::f16>(name, x),
+    }
+}
+
+#[test]
+fn elementwise_functions_match_the_cpu() {
+    for &name in candle_repro::cuda::UNARY_KERNELS {
+        for dtype in FLOATS {
+            let t = tensor(37, 29, name.len() as u64, 30.0, dtype);
+            for (view, x) in views(&t) {
+                let got = run_unary(name, &x);
+                same_bits(
+                    &format!("{name} {dtype:?} {view}"),
+                    &got,
+                    &cpu_unary(name, &x),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn softplus_with_matches_the_cpu() {
+    for dtype in FLOATS {
+        let t = tensor(19, 23, 7, 40.0, dtype);
+        for (beta, threshold) in [(1.0f32, 20.0f32), (2.0, 20.0), (0.5, 3.0)] {
+            for (view, x) in views(&t) {
+                let (buf, layout) = upload(&x);
+                let out = candle_repro::cuda::softplus_with(&Emu, beta, threshold, &buf, &layout)
+                    .unwrap();
+                let want = candle_repro::softplus_with(&x, beta as f64, threshold as f64).unwrap();
+                let what = format!("softplus_with({beta}, {threshold}) {dtype:?} {view}");
+                same_bits(&what, &download(&out, x.dims()), &want);
+            }
+        }
+    }
+}
+
+#[test]
+fn add_matches_the_cpu() {
+    for dtype in FLOATS {
+        let a = tensor(33, 41, 1, 1e3, dtype);
+        let b = tensor(33, 41, 2, 1e3, dtype);
+        for ((view, x), (_, y)) in views(&a).into_iter().zip(views(&b)) {
+            let (xb, xl) = upload(&x);
+            let (yb, yl) = upload(&y);
+            let out = candle_repro::cuda::arith::add(&Emu, (&xb, &xl), (&yb, &yl)).unwrap();
+            let want = candle_repro::add(&x, &y).unwrap();
+            same_bits(
+                &format!("add {dtype:?} {view}"),
+                &download(&out, x.dims()),
+                &want,
+            );
+        }
+    }
+}
+
+/// Rows of `n` with special rows among them: all -inf, +inf entries, NaN, huge spreads.
+fn softmax_input(rows: usize, n: usize, dtype: DType) -> Tensor {
+    let mut v = values(rows * n, n as u64, 12.0);
+    for (r, row) in v.chunks_mut(n).enumerate() {
+        for x in row.iter_mut() {
+            if x.is_nan() && r % 3 != 0 {
+                *x = 1.5; // NaN rows only where wanted
+            }
+        }
+        match r % 6 {
+            1 => row.iter_mut().for_each(|x| *x = f32::NEG_INFINITY),
+            2 => row[n / 2] = f32::INFINITY,
+            4 => row[0] = 80.0,
+            _ => {}
+        }
+    }
+    Tensor::from_vec(v, (rows, n), &Cpu::Cpu)
+        .unwrap()
+        .to_dtype(dtype)
+        .unwrap()
+}
+
+#[test]
+fn softmax_and_log_softmax_match_the_cpu() {
+    // Rows shorter than a block (idle threads), longer (several elements per thread).
+    for (rows, n) in [(12, 7), (7, 300), (3, 1000)] {
+        for dtype in FLOATS {
+            let t = softmax_input(rows, n, dtype);
+            for (view, x) in views(&t) {
+                for log in [false, true] {
+                    let (buf, layout) = upload(&x);
+                    let out =
+                        candle_repro::cuda::softmax::softmax_fwd(&Emu, log, &buf, &layout).unwrap();
+                    let want = if log {
+                        candle_repro::log_softmax_last_dim(&x).unwrap()
+                    } else {
+                        candle_repro::softmax_last_dim(&x).unwrap()
+                    };
+                    let what = format!("softmax log={log} {rows}x{n} {dtype:?} {view}");
+                    same_bits(&what, &download(&out, x.dims()), &want);
+                }
+            }
+        }
+    }
+}
+
+/// The CPU backward pass (the op's own row function) on the logical elements.
+fn cpu_softmax_bwd(log: bool, y: &Tensor, g: &Tensor) -> Tensor {
+    fn apply<T: candle_repro::math::Format + candle_core::WithDType + Default>(
+        log: bool,
+        y: &Tensor,
+        g: &Tensor,
+    ) -> Tensor {
+        let n = *y.dims().last().unwrap();
+        let yv = y.flatten_all().unwrap().to_vec1::<T>().unwrap();
+        let gv = g.flatten_all().unwrap().to_vec1::<T>().unwrap();
+        let out = candle_repro::ops::softmax::softmax_bwd_slice(log, n, &yv, &gv);
+        Tensor::from_vec(out, y.dims(), &Cpu::Cpu).unwrap()
+    }
+    match y.dtype() {
+        DType::F32 => apply::<f32>(log, y, g),
+        DType::BF16 => apply::<half::bf16>(log, y, g),
+        _ => apply::<half::f16>(log, y, g),
+    }
+}
+
+#[test]
+fn softmax_backward_matches_the_cpu() {
+    for (rows, n) in [(9, 5), (5, 300)] {
+        for dtype in FLOATS {
+            let x = tensor(rows, n, 3, 6.0, DType::F32)
+                .clamp(-50f32, 50f32)
+                .unwrap();
+            let g = tensor(rows, n, 4, 2.0, DType::F32)
+                .clamp(-4f32, 4f32)
+                .unwrap();
+            let g = g.to_dtype(dtype).unwrap();
+            for log in [false, true] {
+                let x = x.to_dtype(dtype).unwrap();
+                let y = if log {
+                    candle_repro::log_softmax_last_dim(&x).unwrap()
+                } else {
+                    candle_repro::softmax_last_dim(&x).unwrap()
+                };
+                for ((view, yv), (_, gv)) in views(&y).into_iter().zip(views(&g)) {
+                    let (yb, yl) = upload(&yv);
+                    let (gb, gl) = upload(&gv);
+                    let out =
+                        candle_repro::cuda::softmax::softmax_bwd(&Emu, log, (&yb, &yl), (&gb, &gl))
+                            .unwrap();
+                    let what = format!("softmax-bwd log={log} {rows}x{n} {dtype:?} {view}");
+                    same_bits(
+                        &what,
+                        &download(&out, yv.dims()),
+                        &cpu_softmax_bwd(log, &yv, &gv),
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn norms_match_the_cpu() {
+    use candle_repro::norm::norm_with;
+    for (rows, n) in [(6, 1), (9, 7), (4, 300), (2, 1000)] {
+        for dtype in FLOATS {
+            let t = tensor(rows, n, n as u64, 5.0, DType::F32)
+                .clamp(-1e4f32, 1e4f32)
+                .unwrap()
+                .to_dtype(dtype)
+                .unwrap();
+            let w = tensor(1, n, 5, 2.0, DType::F32).clamp(-3f32, 3f32).unwrap();
+            let w = w.to_dtype(dtype).unwrap().flatten_all().unwrap();
+            let b = tensor(1, n, 6, 1.0, DType::F32).clamp(-1f32, 1f32).unwrap();
+            let b = b.to_dtype(dtype).unwrap().flatten_all().unwrap();
+            for (view, x) in views(&t) {
+                if x.dims()[1] != n {
+                    continue; // the norm runs over the last dimension: views that keep it
+                }
+                for remove_mean in [false, true] {
+                    for exact_only in [false, true] {
+                        for bias in [None, Some(&b)] {
+                            let (xb, xl) = upload(&x);
+                            let (wb, wl) = upload(&w);
+                            let bu = bias.map(upload);
+                            let bb = bu.as_ref().map(|(bb, bl)| (bb, bl));
+                            let out = candle_repro::norm::cuda::norm(
+                                &Emu,
+                                remove_mean,
+                                1e-5,
+                                exact_only,
+                                (&xb, &xl),
+                                (&wb, &wl),
+                                bb,
+                            )
+                            .unwrap();
+                            let want =
+                                norm_with(&x, &w, bias, 1e-5, remove_mean, exact_only).unwrap();
+                            let what = format!(
+                                "norm mean={remove_mean} exact={exact_only} bias={} \
+                                 {rows}x{n} {dtype:?} {view}",
+                                bias.is_some()
+                            );
+                            same_bits(&what, &download(&out, x.dims()), &want);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn gather_copies_every_strided_layout() {
+    // Every element size, rank 1 to 4, transposes, narrows, broadcasts (stride 0).
+    let base = Tensor::arange(0u32, 2 * 3 * 5 * 7, &Cpu::Cpu).unwrap();
+    let t4 = base.reshape((2, 3, 5, 7)).unwrap();
+    let cases: Vec<Tensor> = vec![
+        t4.permute((3, 1, 0, 2)).unwrap(),
+        t4.i((.., 1.., 2..4, ..)).unwrap(),
+        t4.i((1, .., 3, ..)).unwrap().t().unwrap(),
+        base.i(5..40).unwrap(),
+        t4.i((0, 0, .., 0))
+            .unwrap()
+            .unsqueeze(1)
+            .unwrap()
+            .broadcast_as((5, 4))
+            .unwrap(),
+    ];
+    for (i, c) in cases.iter().enumerate() {
+        for dtype in [DType::U8, DType::F16, DType::U32, DType::F64] {
+            let x = c.to_dtype(dtype).unwrap();
+            // to_dtype makes a contiguous copy: rebuild the view on the converted storage.
+            let x = match i {
+                0 => t4.to_dtype(dtype).unwrap().permute((3, 1, 0, 2)).unwrap(),
+                1 => t4.to_dtype(dtype).unwrap().i((.., 1.., 2..4, ..)).unwrap(),
+                2 => t4
+                    .to_dtype(dtype)
+                    .unwrap()
+                    .i((1, .., 3, ..))
+                    .unwrap()
+                    .t()
+                    .unwrap(),
+                3 => base.to_dtype(dtype).unwrap().i(5..40).unwrap(),
+                _ => x
+                    .i((.., 0))
+                    .unwrap()
+                    .unsqueeze(1)
+                    .unwrap()
+                    .broadcast_as((5, 4))
+                    .unwrap(),
+            };
+            let (buf, layout) = upload(&x);
+            let out = launch::gather(&Emu, &buf, &layout).unwrap();
+            let got = download(&out, x.dims()).to_dtype(DType::F64).unwrap();
+            let want = x.to_dtype(DType::F64).unwrap();
+            let (g, w) = (
+                got.flatten_all().unwrap().to_vec1::<f64>().unwrap(),
+                want.flatten_all().unwrap().to_vec1::<f64>().unwrap(),
+            );
+            assert_eq!(g, w, "gather case {i} {dtype:?}");
+        }
+    }
+}
+
+/// The launch layer and the emulator refuse what a GPU would silently run wrong: swapped
+/// arguments, a pointer past its buffer, a write into an input.
+#[test]
+fn bad_plans_are_errors_not_garbage() {
+    let x = Tensor::arange(0f32, 64.0, &Cpu::Cpu)
+        .unwrap()
+        .reshape((8, 8))
+        .unwrap()
+        .t()
+        .unwrap();
+    let (buf, layout) = upload(&x);
+    let plan = launch::gather::plan_gather(DType::F32, 64, &layout).unwrap();
+    let dims = Emu.upload_u64(&[8, 8, 1, 8]).unwrap();
+    let run = |plan: &launch::LaunchPlan| {
+        let mut out = Emu.alloc(DType::F32, 64).unwrap();
+        Emu.launch(
+            plan,
+            &mut [Slot::In(&buf), Slot::In(&dims), Slot::Out(&mut out)],
+        )
+        .map(|_| download(&out, (8, 8)))
+    };
+    let good = run(&plan).unwrap();
+    same_bits("gather", &good, &x.contiguous().unwrap());
+
+    // Swapped value arguments (base and rank: u64 and u32): the kernel's parameter sizes.
+    let mut swapped = plan.clone();
+    swapped.args.swap(2, 3);
+    let e = run(&swapped).unwrap_err().to_string();
+    assert!(e.contains("argument 2"), "{e}");
+    // Swapped source and destination: the kernel would write into the input.
+    let mut swapped = plan.clone();
+    swapped.args.swap(1, 5);
+    let e = run(&swapped).unwrap_err().to_string();
+    assert!(e.contains("read-only"), "{e}");
+    // A base offset past the data: the reads leave the buffer.
+    let mut past = plan.clone();
+    past.args[2] = KernelArg::U64(60);
+    let e = run(&past).unwrap_err().to_string();
+    assert!(e.contains("past the end"), "{e}");
+    // A pointer that claims more elements than its buffer has: refused before launching.
+    let mut long = plan.clone();
+    if let KernelArg::Buf { len, .. } = &mut long.args[5] {
+        *len = 65;
+    }
+    let e = run(&long).unwrap_err().to_string();
+    assert!(e.contains("spans elements"), "{e}");
+}
