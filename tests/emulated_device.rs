@@ -435,3 +435,175 @@ fn bad_plans_are_errors_not_garbage() {
     let e = run(&long).unwrap_err().to_string();
     assert!(e.contains("spans elements"), "{e}");
 }
+
+/// The FFT's tensor-core stage (`repro_fft_stockham8_ozaki_mma`: warp shuffles and
+/// `mma.sync` m16n8k16 bf16, whose fragments the emulator lays out from the PTX ISA's
+/// tables) against the plain-loop kernel of the same stage (`repro_fft_stockham8_ozaki`,
+/// host-checked against the CPU FFT by tests/fft_kernel_hostcheck.rs): the same bits, for
+/// a first stage (no twiddles) and a later one, with zero and NaN butterflies, and blocks
+/// of 2 warps so that the warps loop over several groups of 8 butterflies.
+#[test]
+fn fft_tensor_core_stage_matches_the_plain_stage() {
+    use launch::{LaunchPlan, Module};
+    let w8: Vec<f32> = candle_repro::fft::ozaki::w8_digits_for_tests().concat();
+    assert_eq!(w8.len(), 4 * 256);
+    for (rows, len, ns) in [(3usize, 64usize, 1usize), (2, 512, 8), (1, 512, 64)] {
+        let n = rows * len;
+        let mut re = values(n, len as u64 + ns as u64, 3.0);
+        let mut im = values(n, 99 + ns as u64, 3.0);
+        for v in re.iter_mut().chain(im.iter_mut()) {
+            if !v.is_finite() || v.abs() > 1e30 {
+                *v = 0.5; // finite inputs, then chosen special butterflies below
+            }
+        }
+        // Butterfly 0 of row 0 all zeros (its 8 inputs i + r * len / 8), one with a NaN.
+        for r in 0..8 {
+            re[r * len / 8] = 0.0;
+            im[r * len / 8] = 0.0;
+        }
+        re[1 + 3 * len / 8] = f32::NAN;
+        let tw_len = (7 * ns).max(1);
+        let tw_re: Vec<f32> = values(tw_len, 5, 1.0)
+            .iter()
+            .map(|v| v.clamp(-1.0, 1.0))
+            .collect();
+        let tw_im: Vec<f32> = values(tw_len, 6, 1.0)
+            .iter()
+            .map(|v| v.clamp(-1.0, 1.0))
+            .collect();
+        let up = |v: &[f32]| {
+            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            common::emu::EmuBuf {
+                dtype: DType::F32,
+                len: v.len(),
+                mem: cuda_emu::Buffer::from_bytes(&bytes),
+            }
+        };
+        let (sre, sim, twr, twi, w) = (up(&re), up(&im), up(&tw_re), up(&tw_im), up(&w8));
+        let total = n / 8;
+        let run = |kernel: &str| {
+            let plan = LaunchPlan::new(Module::Fft, kernel.to_string(), 2, 64)
+                .arg(KernelArg::U64(total as u64))
+                .arg(KernelArg::U64(len as u64))
+                .arg(KernelArg::U64(ns as u64))
+                .buf(0, DType::F32, 0, n)
+                .buf(1, DType::F32, 0, n)
+                .buf(2, DType::F32, 0, n)
+                .buf(3, DType::F32, 0, n)
+                .buf(4, DType::F32, 0, tw_len)
+                .buf(5, DType::F32, 0, tw_len)
+                .buf(6, DType::F32, 0, w8.len());
+            let (mut dre, mut dim) = (
+                Emu.alloc(DType::F32, n).unwrap(),
+                Emu.alloc(DType::F32, n).unwrap(),
+            );
+            Emu.launch(
+                &plan,
+                &mut [
+                    Slot::In(&sre),
+                    Slot::In(&sim),
+                    Slot::Out(&mut dre),
+                    Slot::Out(&mut dim),
+                    Slot::In(&twr),
+                    Slot::In(&twi),
+                    Slot::In(&w),
+                ],
+            )
+            .unwrap();
+            Tensor::cat(&[download(&dre, n), download(&dim, n)], 0).unwrap()
+        };
+        let plain = run("repro_fft_stockham8_ozaki");
+        let mma = run("repro_fft_stockham8_ozaki_mma");
+        let what = format!("ozaki stage rows={rows} len={len} ns={ns}");
+        same_bits(&what, &mma, &plain);
+        // Not vacuous: the plain stage wrote every output, not all of them zero or NaN.
+        let b = bits(&plain);
+        assert!(
+            b.iter().all(|&x| x != 0xFFFF_FFFF),
+            "{what}: an output was not written"
+        );
+        assert!(
+            b.iter().filter(|&&x| x != 0 && x != 0x7FC0_0000).count() > n,
+            "{what}"
+        );
+    }
+}
+
+fn selftest(kernel: &str, threads: u32, out_len: usize) -> Result<Vec<i32>, String> {
+    let out = cuda_emu::Buffer::new(out_len * 4);
+    cuda_emu::launch(
+        "selftest",
+        kernel,
+        [1, 1, 1],
+        [threads, 1, 1],
+        &[cuda_emu::Arg::Out(&out, 0)],
+    )?;
+    Ok(out
+        .as_bytes()
+        .chunks_exact(4)
+        .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+        .collect())
+}
+
+/// The emulator's collectives on correct code give what CUDA defines.
+#[test]
+fn emulator_collectives_follow_cuda() {
+    let out = selftest("selftest_collectives", 32, 128).unwrap();
+    for t in 0..32 {
+        assert_eq!(out[t], 496, "block sum");
+        assert_eq!(out[32 + t], ((t + 1) % 32) as i32, "shuffle");
+        assert_eq!(out[64 + t], 496, "xor butterfly");
+        assert_eq!(out[96 + t] as u32, 0xAAAA_AAAA, "ballot");
+    }
+}
+
+/// The emulator's mma.sync against a plain product of small integers (exact in bf16 and
+/// f32), A and B row-major in memory, fragments gathered by the PTX ISA's table.
+#[test]
+fn emulator_mma_is_the_matrix_product() {
+    let a: Vec<f32> = (0..256).map(|i| ((i * 7 % 13) as f32) - 6.0).collect();
+    let b: Vec<f32> = (0..128).map(|i| ((i * 5 % 11) as f32) - 5.0).collect();
+    let bf = |v: &[f32]| -> Vec<u8> {
+        v.iter()
+            .flat_map(|x| half::bf16::from_f32(*x).to_bits().to_le_bytes())
+            .collect()
+    };
+    let (ab, bb) = (
+        cuda_emu::Buffer::from_bytes(&bf(&a)),
+        cuda_emu::Buffer::from_bytes(&bf(&b)),
+    );
+    let d = cuda_emu::Buffer::new(128 * 4);
+    let args = [
+        cuda_emu::Arg::In(&ab, 0),
+        cuda_emu::Arg::In(&bb, 0),
+        cuda_emu::Arg::Out(&d, 0),
+    ];
+    cuda_emu::launch("selftest", "selftest_mma", [1, 1, 1], [32, 1, 1], &args).unwrap();
+    let got: Vec<f32> = d
+        .as_bytes()
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    for r in 0..16 {
+        for c in 0..8 {
+            let want: f32 = (0..16).map(|k| a[r * 16 + k] * b[k * 8 + c]).sum();
+            assert_eq!(got[r * 8 + c], want, "D[{r}][{c}]");
+        }
+    }
+}
+
+/// Divergent barriers, lanes missing from a collective: errors naming the call site.
+#[test]
+fn emulator_reports_barrier_and_warp_defects() {
+    let e = selftest("selftest_divergent_barrier", 64, 64).unwrap_err();
+    assert!(
+        e.contains("not reached by") && e.contains("selftest.cu"),
+        "{e}"
+    );
+    let e = selftest("selftest_split_barrier", 32, 32).unwrap_err();
+    assert!(e.contains("different __syncthreads"), "{e}");
+    let e = selftest("selftest_shuffle_exited_lane", 32, 32).unwrap_err();
+    assert!(e.contains("exited"), "{e}");
+    let e = selftest("selftest_shuffle_outside_mask", 32, 32).unwrap_err();
+    assert!(e.contains("not in the mask"), "{e}");
+}

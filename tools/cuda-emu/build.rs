@@ -28,6 +28,9 @@ fn main() {
         .filter(|p| p.extension().is_some_and(|x| x == "cu"))
         .collect();
     sources.sort();
+    // The emulator's own self-test kernels (module "selftest"), after the crate's.
+    sources.push(manifest.join("selftest/selftest.cu"));
+    println!("cargo:rerun-if-changed=selftest");
 
     let base = || {
         let mut b = cc::Build::new();
