@@ -339,10 +339,17 @@ void thread_main() {
     switch_context(&t.ctx, &b.sched);
 }
 
+void remove_region(uintptr_t begin);
+
+// Unregistered before unmapping: a stale entry would claim the addresses of whatever is
+// mapped there next (a buffer's fault then reads as a stack overflow) and fill the table.
 struct Stacks {
     std::vector<char*> stacks;
     ~Stacks() {
-        for (char* s : stacks) munmap(s, kStackBytes);
+        for (char* s : stacks) {
+            remove_region((uintptr_t)s);
+            munmap(s, kStackBytes);
+        }
     }
 };
 
@@ -410,7 +417,8 @@ size_t page() {
     return p;
 }
 
-void add_region(uintptr_t begin, uintptr_t end, uintptr_t data, uintptr_t data_end, int kind) {
+// False when the table is full: the mapping is then refused rather than left unguarded.
+bool add_region(uintptr_t begin, uintptr_t end, uintptr_t data, uintptr_t data_end, int kind) {
     for (size_t i = 0; i < kRegions; i++) {
         uintptr_t zero = 0;
         if (regions[i].begin.compare_exchange_strong(zero, begin)) {
@@ -418,9 +426,10 @@ void add_region(uintptr_t begin, uintptr_t end, uintptr_t data, uintptr_t data_e
             regions[i].data = data;
             regions[i].data_end = data_end;
             regions[i].kind = kind;
-            return;
+            return true;
         }
     }
+    return false;
 }
 
 void remove_region(uintptr_t begin) {
@@ -500,8 +509,11 @@ char* alloc_guarded(size_t bytes, size_t* map_len, int kind, char** data) {
     if (body > 0) mprotect(region + p, body, PROT_READ | PROT_WRITE);
     *data = region + p + body - bytes;  // the last byte touches the guard page
     *map_len = len;
-    add_region((uintptr_t)region, (uintptr_t)region + len, (uintptr_t)*data,
-               (uintptr_t)*data + bytes, kind);
+    if (!add_region((uintptr_t)region, (uintptr_t)region + len, (uintptr_t)*data,
+                    (uintptr_t)*data + bytes, kind)) {
+        munmap(m, len);
+        return nullptr;
+    }
     return region;
 }
 
