@@ -1,5 +1,5 @@
 //! Build script: with the `cuda` feature, compile every `kernels/*.cu` to PTX with nvcc and
-//! leave it in OUT_DIR, where `src/cuda` embeds it with `include_str!`. Without the feature no
+//! leave it in OUT_DIR, where `src/launch/cuda.rs` embeds it with `include_str!`. Without the feature no
 //! CUDA install is needed (docs.rs builds the documentation without the feature: candle's
 //! own CUDA backend, `candle-kernels`, needs nvcc to build).
 //! It also sets `cfg(repro_workspace)` inside the repository (see `workspace_tools`).

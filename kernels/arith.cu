@@ -1,4 +1,4 @@
-// Elementwise arithmetic with one rounding (src/ops/arith.rs; src/cuda/arith.rs launches
+// Elementwise arithmetic with one rounding (src/arith/mod.rs; src/arith/cuda.rs launches
 // these): repro_add_<fmt>(count, a, b, out), contiguous operands: round(f64(a) + f64(b)).
 #include "math/round.cuh"
 

@@ -71,7 +71,7 @@ __device__ __forceinline__ void unary_loop(size_t numel, size_t num_dims, const 
 REPRO_FOR_EACH_UNARY(REPRO_UNARY_ALL_FORMATS)
 
 // softplus with PyTorch's parameters, mirroring SoftplusWith::element in
-// src/ops/elementwise.rs: x where beta*x > threshold (f32 product and comparison), the
+// src/elementwise/mod.rs: x where beta*x > threshold (f32 product and comparison), the
 // correctly rounded softplus when beta == 1, else softplus_f32(beta*x) / beta in f32,
 // rounded once more to the format.
 template <class F>

@@ -1,4 +1,4 @@
-// The deterministic complex FFT on CUDA (src/cuda/fft.rs launches these), bit for bit the
+// The deterministic complex FFT on CUDA (src/fft/cuda.rs launches these), bit for bit the
 // CPU's src/fft: the per-thread bodies are kernels/fft/threads.cuh over the mirrored
 // operation DAGs of kernels/fft/*.cuh, and the twiddle, chirp, Bluestein kernel and Ozaki
 // digit tables are the CPU plan's own (src/fft/device_plan.rs, uploaded as the same bytes;
@@ -129,7 +129,7 @@ extern "C" __global__ void __launch_bounds__(REPRO_FFT_BLOCK)
 }
 
 // The tensor-core variant of repro_fft_stockham8_ozaki (fft/ozaki_mma.cuh; UNVERIFIED on
-// hardware, launched only when src/cuda/fft.rs's OZAKI_MMA is set): same arguments, one
+// hardware, launched only when src/fft/cuda.rs's OZAKI_MMA is set): same arguments, one
 // warp per 8 butterflies, grid-stride over groups of 8 (warp-uniform loop: mma.sync needs
 // the whole warp).
 extern "C" __global__ void __launch_bounds__(REPRO_FFT_BLOCK)

@@ -1,5 +1,5 @@
 // Copies of strided device tensors into contiguous buffers with 64-bit indices (candle's
-// own strided copy computes offsets in 32 bits): src/cuda/layout.rs launches these.
+// own strided copy computes offsets in 32 bits): src/launch/gather.rs launches these.
 //
 // Kernels (by element size: u8, u16, u32, u64):
 //   repro_gather_<size>(count, src, base, rank, dims_strides, out): out[e] = src[base +

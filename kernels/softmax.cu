@@ -192,7 +192,7 @@ __device__ void log_softmax_rows(size_t rows, size_t n, const typename F::T* inp
 // Backward of softmax (LOG = false: dx = (g - s) y, s = sum g_j y_j) and of log-softmax
 // (LOG = true: dx = g - e^y G, G = sum g_j), one block per row like the forward kernels:
 // the scan (max |v|, non-finite terms), then the exact fixed-point sum relative to max |v|
-// in 128-bit integers (ops::softmax::exact_row_sum), then the elementwise outputs.
+// in 128-bit integers (softmax::exact_row_sum), then the elementwise outputs.
 template <class F, bool LOG>
 __device__ void softmax_bwd_rows(size_t rows, size_t n, const typename F::T* y,
                                  const typename F::T* g, typename F::T* out) {

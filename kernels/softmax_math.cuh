@@ -1,4 +1,4 @@
-// Device mirror of the softmax row math in src/ops/softmax.rs and src/math/exact_sum.rs:
+// Device mirror of the softmax row math in src/softmax/mod.rs and src/math/exact_sum.rs:
 // the same per-element operations (exp_fast_f64 of x - m in f64, the two-piece split with
 // quanta 2^-40 and 2^-80, e * (1/S) rounded once), and the same exact integer totals. The
 // integer sums do not depend on how the row is divided among threads, warps or blocks, so a
@@ -65,7 +65,7 @@ RM_FN void flush(Partial* p, double* hi, double* lo) {
     *lo = 0.0;
 }
 
-// e^(x - m) (ops::softmax::term).
+// e^(x - m) (softmax::term).
 RM_FN double term(float x, float m) { return m_exp::exp_fast_f64((double)x - (double)m); }
 
 // Max of the elements i = t, t + T, ... of a row (NaN ignored).
@@ -153,7 +153,7 @@ RM_FN void softmax_special(bool nan, float m, unsigned long long k, typename F::
 
 
 // ---------------------------------------------------------------------------------------
-// log-softmax (ops::softmax, `LOG = true` paths)
+// log-softmax (softmax, `LOG = true` paths)
 // ---------------------------------------------------------------------------------------
 
 // #{x == m}, #{x <= m} and max {x < m} over the elements i = t, t + T, ...
@@ -220,13 +220,13 @@ RM_FN typename F::T log_softmax_value(float x, float m, DD l) {
     return F::round(x == f32_from_bits(0xFF800000u) ? f64_from_bits(0xFFF0000000000000ULL) : y);
 }
 
-// L = log1p(T), T = (k - 1) + the exact scaled total (ops::softmax::log_total, then
+// L = log1p(T), T = (k - 1) + the exact scaled total (softmax::log_total, then
 // log1p_dd): computed per row on the device with the math core's double-double log1p.
 RM_FN DD log_softmax_l(unsigned long long k, Partial total, int32_t se) {
     return m_log::log1p_dd(total_to_dd(total, se).add_f64((double)(k - 1)));
 }
 
-// The values of a special log-softmax row (ops::softmax::special_values with log = true):
+// The values of a special log-softmax row (softmax::special_values with log = true):
 // *on = -ln k for the +inf entries, *off = -inf for the others; both NaN when the row has a
 // NaN or is all -inf.
 template <class F>
@@ -243,7 +243,7 @@ RM_FN void log_softmax_special(bool nan, float m, unsigned long long k, typename
 }
 
 // ---------------------------------------------------------------------------------------
-// Backward (ops::softmax::bwd_row, exact_row_sum)
+// Backward (softmax::bwd_row, exact_row_sum)
 // ---------------------------------------------------------------------------------------
 
 // The summand of element i: softmax g_i y_i (exact in f64: two 24-bit significands),

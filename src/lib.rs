@@ -15,7 +15,10 @@
 #![doc = include_str!("../docs/CONTRACT.md")]
 #![warn(missing_docs)]
 
+pub mod arith;
+pub mod elementwise;
 pub mod fft;
+pub mod launch;
 pub mod math;
 pub mod matmul;
 pub mod models;
@@ -23,18 +26,14 @@ pub mod nn;
 pub mod norm;
 pub mod ops;
 pub mod rope;
+pub mod softmax;
 pub(crate) mod vector;
-
-/// The device halves of the older op families (elementwise, add, softmax; with the feature
-/// `cuda` also rope and the FFT), as launches of the kernels under `kernels/`.
-pub mod cuda;
-pub mod launch;
 
 pub use math::f8::Overflow;
 pub use matmul::{broadcast_matmul, matmul, matmul_bias, matmul_to};
-pub use ops::arith::add;
+pub use arith::add;
 pub use ops::cast::to_f8e4m3;
-pub use ops::elementwise::{
+pub use elementwise::{
     UnaryFn, cos, exp, log, sigmoid, silu, sin, softplus, softplus_with, tanh, unary,
 };
-pub use ops::softmax::{log_softmax_last_dim, softmax_last_dim};
+pub use softmax::{log_softmax_last_dim, softmax_last_dim};

@@ -10,7 +10,8 @@
 //! passes `--fmad=false`).
 #![cfg(feature = "cuda")]
 
-use candle_repro::cuda::{PTX_MODULES, UNARY_KERNELS};
+use candle_repro::elementwise::cuda::UNARY_KERNELS;
+use candle_repro::launch::PTX_MODULES;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -158,7 +159,7 @@ fn every_fft_kernel_is_in_the_ptx() {
         .iter()
         .find(|(m, _)| *m == "fft")
         .expect("fft module");
-    for name in candle_repro::cuda::fft::FFT_KERNELS {
+    for name in candle_repro::fft::cuda::FFT_KERNELS {
         let entry = format!(".entry {name}(");
         assert!(ptx.contains(&entry), "missing kernel {entry}");
     }

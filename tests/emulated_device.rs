@@ -84,7 +84,7 @@ fn same_bits(what: &str, got: &Tensor, want: &Tensor) {
 
 fn run_unary(name: &str, x: &Tensor) -> Tensor {
     let (buf, layout) = upload(x);
-    let out = candle_repro::cuda::unary(&Emu, name, &buf, &layout).unwrap();
+    let out = candle_repro::elementwise::cuda::unary(&Emu, name, &buf, &layout).unwrap();
     download(&out, x.dims())
 }
 
@@ -131,7 +131,7 @@ fn cpu_slice_fn(name: &str, x: &Tensor) -> Tensor {
 
 #[test]
 fn elementwise_functions_match_the_cpu() {
-    for &name in candle_repro::cuda::UNARY_KERNELS {
+    for &name in candle_repro::elementwise::cuda::UNARY_KERNELS {
         for dtype in FLOATS {
             let t = tensor(37, 29, name.len() as u64, 30.0, dtype);
             for (view, x) in views(&t) {
@@ -153,8 +153,10 @@ fn softplus_with_matches_the_cpu() {
         for (beta, threshold) in [(1.0f32, 20.0f32), (2.0, 20.0), (0.5, 3.0)] {
             for (view, x) in views(&t) {
                 let (buf, layout) = upload(&x);
-                let out = candle_repro::cuda::softplus_with(&Emu, beta, threshold, &buf, &layout)
-                    .unwrap();
+                let out = candle_repro::elementwise::cuda::softplus_with(
+                    &Emu, beta, threshold, &buf, &layout,
+                )
+                .unwrap();
                 let want = candle_repro::softplus_with(&x, beta as f64, threshold as f64).unwrap();
                 let what = format!("softplus_with({beta}, {threshold}) {dtype:?} {view}");
                 same_bits(&what, &download(&out, x.dims()), &want);
@@ -171,7 +173,7 @@ fn add_matches_the_cpu() {
         for ((view, x), (_, y)) in views(&a).into_iter().zip(views(&b)) {
             let (xb, xl) = upload(&x);
             let (yb, yl) = upload(&y);
-            let out = candle_repro::cuda::arith::add(&Emu, (&xb, &xl), (&yb, &yl)).unwrap();
+            let out = candle_repro::arith::cuda::add(&Emu, (&xb, &xl), (&yb, &yl)).unwrap();
             let want = candle_repro::add(&x, &y).unwrap();
             same_bits(
                 &format!("add {dtype:?} {view}"),
@@ -214,7 +216,7 @@ fn softmax_and_log_softmax_match_the_cpu() {
                 for log in [false, true] {
                     let (buf, layout) = upload(&x);
                     let out =
-                        candle_repro::cuda::softmax::softmax_fwd(&Emu, log, &buf, &layout).unwrap();
+                        candle_repro::softmax::cuda::softmax_fwd(&Emu, log, &buf, &layout).unwrap();
                     let want = if log {
                         candle_repro::log_softmax_last_dim(&x).unwrap()
                     } else {
@@ -238,7 +240,7 @@ fn cpu_softmax_bwd(log: bool, y: &Tensor, g: &Tensor) -> Tensor {
         let n = *y.dims().last().unwrap();
         let yv = y.flatten_all().unwrap().to_vec1::<T>().unwrap();
         let gv = g.flatten_all().unwrap().to_vec1::<T>().unwrap();
-        let out = candle_repro::ops::softmax::softmax_bwd_slice(log, n, &yv, &gv);
+        let out = candle_repro::softmax::softmax_bwd_slice(log, n, &yv, &gv);
         Tensor::from_vec(out, y.dims(), &Cpu::Cpu).unwrap()
     }
     match y.dtype() {
@@ -270,7 +272,7 @@ fn softmax_backward_matches_the_cpu() {
                     let (yb, yl) = upload(&yv);
                     let (gb, gl) = upload(&gv);
                     let out =
-                        candle_repro::cuda::softmax::softmax_bwd(&Emu, log, (&yb, &yl), (&gb, &gl))
+                        candle_repro::softmax::cuda::softmax_bwd(&Emu, log, (&yb, &yl), (&gb, &gl))
                             .unwrap();
                     let what = format!("softmax-bwd log={log} {rows}x{n} {dtype:?} {view}");
                     same_bits(
@@ -606,4 +608,227 @@ fn emulator_reports_barrier_and_warp_defects() {
     assert!(e.contains("exited"), "{e}");
     let e = selftest("selftest_shuffle_outside_mask", 32, 32).unwrap_err();
     assert!(e.contains("not in the mask"), "{e}");
+}
+
+/// Rotary embeddings, every layout, forward and backward, 2D tables narrowed to an offset
+/// and per-batch 3D tables, and the fused op (cos/sin computed in the kernel, YaRN's
+/// attention factor included), against the CPU ops.
+#[test]
+fn rope_matches_the_cpu() {
+    use candle_repro::rope::{self, RopeConfig, RopeLayout, RopeTables};
+    let (b, h, t, d) = (2, 3, 5, 16);
+    for dtype in FLOATS {
+        for cfg in [
+            RopeConfig::new(10000.0, d),
+            RopeConfig::yarn(10000.0, d, 4.0, 64),
+        ] {
+            let tables = RopeTables::new(&cfg, 700, dtype, &Cpu::Cpu).unwrap();
+            let (cos2, sin2) = (
+                tables.cos.i(600..600 + t).unwrap(),
+                tables.sin.i(600..600 + t).unwrap(),
+            );
+            let pos = Tensor::new(&[[3u32, 699, 0, 17, 64], [5, 6, 7, 8, 650]], &Cpu::Cpu).unwrap();
+            let pick = |m: &Tensor| {
+                let rows: Vec<Tensor> = (0..b)
+                    .map(|i| m.index_select(&pos.i(i).unwrap(), 0).unwrap())
+                    .collect();
+                Tensor::stack(&rows, 0).unwrap()
+            };
+            let (cos3, sin3) = (pick(&tables.cos), pick(&tables.sin));
+            for layout in [RopeLayout::Halves, RopeLayout::Interleaved, RopeLayout::Thd] {
+                let shape = match layout {
+                    RopeLayout::Thd => (b, t, h, d),
+                    _ => (b, h, t, d),
+                };
+                let x = Tensor::from_vec(values(b * h * t * d, 11, 4.0), shape, &Cpu::Cpu)
+                    .unwrap()
+                    .to_dtype(dtype)
+                    .unwrap();
+                for (tables_kind, cos, sin) in [("2D", &cos2, &sin2), ("3D", &cos3, &sin3)] {
+                    for sgn in [1.0, -1.0] {
+                        let want = if sgn > 0.0 {
+                            rope::rope_with(layout, &x, cos, sin).unwrap()
+                        } else {
+                            match layout {
+                                RopeLayout::Halves => rope::rope_bwd(&x, cos, sin),
+                                RopeLayout::Interleaved => rope::rope_i_bwd(&x, cos, sin),
+                                RopeLayout::Thd => rope::rope_thd_bwd(&x, cos, sin),
+                            }
+                            .unwrap()
+                        };
+                        let ((xb, xl), (cb, cl), (sb, sl)) = (upload(&x), upload(cos), upload(sin));
+                        let out =
+                            rope::cuda::rope(&Emu, layout, sgn, (&xb, &xl), (&cb, &cl), (&sb, &sl))
+                                .unwrap();
+                        let what = format!("rope {layout:?} sgn={sgn} {tables_kind} {dtype:?}");
+                        same_bits(&what, &download(&out, x.dims()), &want);
+                    }
+                }
+                for positions in [pos.i(1).unwrap(), pos.clone()] {
+                    let want = rope::rope_fused(layout, &x, &positions, &tables.freqs).unwrap();
+                    let ((xb, xl), (pb, pl)) = (upload(&x), upload(&positions));
+                    let f = &tables.freqs;
+                    let out = rope::cuda::rope_fused(
+                        &Emu,
+                        layout,
+                        1.0,
+                        &f.inv_freq,
+                        f.attention_factor,
+                        (&xb, &xl),
+                        (&pb, &pl),
+                    )
+                    .unwrap();
+                    let what = format!(
+                        "rope_fused {layout:?} positions {:?} {dtype:?}",
+                        positions.dims()
+                    );
+                    same_bits(&what, &download(&out, x.dims()), &want);
+                }
+            }
+        }
+    }
+}
+
+/// The matmul (stats and product kernels): several 64 x 64 tiles with tails, a batch,
+/// transposed and narrowed operands read in place, every input dtype (f8e4m3 included),
+/// other output dtypes, a fused bias, and each tier forced, against the CPU op.
+#[test]
+fn matmul_matches_the_cpu() {
+    use candle_repro::matmul::{CpuConfig, matmul_with_config};
+    let (m, k, n) = (70, 45, 131);
+    let a32 = Tensor::from_vec(values(2 * m * k, 21, 3.0), (2, m, k), &Cpu::Cpu).unwrap();
+    let w32 = Tensor::from_vec(values(2 * n * (k + 2), 22, 3.0), (2, n, k + 2), &Cpu::Cpu).unwrap();
+    // Finite inputs (the special values have their own tests); b read through a transpose
+    // of a narrowed tensor.
+    let finite = |t: &Tensor| t.clamp(-1e4f32, 1e4f32).unwrap();
+    let (a32, w32) = (finite(&a32), finite(&w32));
+    let bias32 = Tensor::from_vec(values(n, 23, 2.0), n, &Cpu::Cpu).unwrap();
+    let bias32 = finite(&bias32);
+    for (in_dtype, out) in [
+        (DType::F32, DType::F32),
+        (DType::BF16, DType::BF16),
+        (DType::F16, DType::F16),
+        (DType::F8E4M3, DType::F32),
+        (DType::F8E4M3, DType::BF16),
+    ] {
+        let conv = |t: &Tensor| {
+            if in_dtype == DType::F8E4M3 {
+                candle_repro::to_f8e4m3(t, candle_repro::Overflow::Saturate).unwrap()
+            } else {
+                t.to_dtype(in_dtype).unwrap()
+            }
+        };
+        let a = conv(&a32);
+        let b = conv(&w32).narrow(2, 1, k).unwrap().transpose(1, 2).unwrap();
+        let bias = bias32.to_dtype(out).unwrap();
+        for start_tier in [None, Some(2), Some(3)] {
+            for with_bias in [false, true] {
+                let cfg = CpuConfig {
+                    start_tier,
+                    ..CpuConfig::default()
+                };
+                let want =
+                    matmul_with_config(&a, &b, with_bias.then_some(&bias), Some(out), cfg).unwrap();
+                let ((ab, al), (bb, bl), (cb, cl)) = (upload(&a), upload(&b), upload(&bias));
+                let bias_arg = with_bias.then_some((&cb, &cl));
+                let (got, shape) = candle_repro::matmul::cuda::matmul(
+                    &Emu,
+                    (&ab, &al),
+                    (&bb, &bl),
+                    bias_arg,
+                    out,
+                    start_tier,
+                )
+                .unwrap();
+                let what =
+                    format!("matmul {in_dtype:?}->{out:?} tier={start_tier:?} bias={with_bias}");
+                same_bits(&what, &download(&got, shape), &want);
+            }
+        }
+    }
+}
+
+#[test]
+fn to_f8e4m3_matches_the_cpu() {
+    use candle_repro::Overflow;
+    for dtype in FLOATS {
+        let t = tensor(17, 19, 31, 600.0, dtype);
+        for (view, x) in views(&t) {
+            for overflow in [Overflow::Saturate, Overflow::Nan] {
+                let (buf, layout) = upload(&x);
+                let out =
+                    candle_repro::matmul::cuda::to_f8e4m3(&Emu, &buf, &layout, overflow).unwrap();
+                let got = download_f8(&out, x.dims());
+                let want = candle_repro::to_f8e4m3(&x, overflow).unwrap();
+                same_bits(
+                    &format!("to_f8e4m3 {overflow:?} {dtype:?} {view}"),
+                    &got,
+                    &want,
+                );
+            }
+        }
+    }
+}
+
+fn download_f8(b: &common::emu::EmuBuf, dims: &[usize]) -> Tensor {
+    let v: Vec<float8::F8E4M3> = b
+        .mem
+        .as_bytes()
+        .iter()
+        .map(|&x| float8::F8E4M3::from_bits(x))
+        .collect();
+    Tensor::from_vec(v, dims, &Cpu::Cpu).unwrap()
+}
+
+/// The FFT ops through their device launch code (gather, op kernels, every plan step:
+/// DFT-GEMM, Stockham radix 2/4/8, Bluestein, the Ozaki GEMM and stages, on tensor cores
+/// or not), every precision, kind and a strided input, against the CPU ops.
+#[test]
+fn fft_ops_match_the_cpu() {
+    use candle_repro::fft::cuda::fft_op;
+    use candle_repro::fft::{Norm, Precision};
+    use candle_repro::ops::fft as cpu;
+    use candle_repro::ops::fft::FftKind;
+    let rows = 3;
+    for n in [1usize, 5, 12, 8, 16, 64, 512, 17, 100] {
+        for precision in [Precision::F32, Precision::F64Internal, Precision::Ozaki] {
+            let complex =
+                Tensor::from_vec(values(2 * rows * n, n as u64, 2.0), (n, rows, 2), &Cpu::Cpu)
+                    .unwrap()
+                    .clamp(-1e3f32, 1e3f32)
+                    .unwrap()
+                    .transpose(0, 1)
+                    .unwrap(); // (rows, n, 2), strided
+            let real = Tensor::from_vec(values(rows * n, 3 + n as u64, 2.0), (rows, n), &Cpu::Cpu)
+                .unwrap()
+                .clamp(-1e3f32, 1e3f32)
+                .unwrap();
+            let half = complex.narrow(1, 0, n / 2 + 1).unwrap();
+            for (kind, norm) in [
+                (FftKind::Fft, Norm::Backward),
+                (FftKind::Ifft, Norm::Ortho),
+                (FftKind::Rfft, Norm::Forward),
+                (FftKind::Irfft, Norm::Backward),
+            ] {
+                let (x, want) = match kind {
+                    FftKind::Fft => (&complex, cpu::fft_with(&complex, norm, precision)),
+                    FftKind::Ifft => (&complex, cpu::ifft_with(&complex, norm, precision)),
+                    FftKind::Rfft => (&real, cpu::rfft_with(&real, norm, precision)),
+                    FftKind::Irfft => (&half, cpu::irfft_with(&half, Some(n), norm, precision)),
+                };
+                let want = want.unwrap();
+                let mmas: &[bool] = if precision == Precision::Ozaki {
+                    &[false, true]
+                } else {
+                    &[false]
+                };
+                for &mma in mmas {
+                    let (buf, layout) = upload(x);
+                    let out = fft_op(&Emu, kind, n, norm, precision, mma, &buf, &layout).unwrap();
+                    let what = format!("{kind:?} n={n} {precision:?} mma={mma}");
+                    same_bits(&what, &download(&out, want.dims()), &want);
+                }
+            }
+        }
+    }
 }

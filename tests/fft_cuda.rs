@@ -12,8 +12,10 @@
 
 mod common;
 
+use candle_core::CudaStorage;
 use candle_core::Device;
-use candle_repro::cuda::fft::transform_with;
+use candle_core::cuda_backend::CudaStorageSlice;
+use candle_repro::fft::cuda::transform;
 use candle_repro::fft::{FftPlan, Precision};
 use common::cuda_device;
 use num_complex::Complex32;
@@ -64,9 +66,13 @@ fn check(gpu: &Device, n: usize, mma: bool) -> usize {
             let x = input(rows, n, 0x51ED_27A3 ^ (n as u64) << 4 ^ inverse as u64);
             let want = cpu(&plan, inverse, &x);
             let xs = dev.clone_htod(x.as_slice()).unwrap();
-            let out = transform_with(dev, &plan, inverse, mma, &xs.slice(..)).unwrap();
+            let xs = CudaStorage::wrap_cuda_slice(xs, dev.clone());
+            let out = transform(dev, &plan, inverse, mma, (&xs, 0, x.len())).unwrap();
+            let CudaStorageSlice::F32(out) = &out.slice else {
+                unreachable!("f32 output")
+            };
             let got: Vec<u32> = dev
-                .clone_dtoh(&out)
+                .clone_dtoh(out)
                 .unwrap()
                 .iter()
                 .map(|v| v.to_bits())
@@ -103,7 +109,7 @@ fn cuda_bits_equal_cpu_bits() {
     println!("FFT: {total} complex values, CUDA == CPU");
 }
 
-/// The tensor-core Ozaki kernel (not the default: see `candle_repro::cuda::fft::OZAKI_MMA`)
+/// The tensor-core Ozaki kernel (not the default: see `candle_repro::fft::cuda::OZAKI_MMA`)
 /// against the CPU. Skipped below sm_80 (no bf16 mma.sync).
 #[test]
 fn cuda_ozaki_mma_bits_equal_cpu_bits() {

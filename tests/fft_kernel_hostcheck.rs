@@ -1,7 +1,7 @@
 //! Host check of the CUDA FFT: the kernels' per-thread bodies (`kernels/fft/threads.cuh` over
 //! `kernels/fft/*.cuh`, the text nvcc compiles for `kernels/fft.cu`) compiled as plain host
 //! C++ with `-ffp-contract=off` by tools/kernel-hostcheck, driven through a
-//! [`DevicePlan`]'s launch steps with the plan's own tables, exactly as `src/cuda/fft.rs`
+//! [`DevicePlan`]'s launch steps with the plan's own tables, exactly as `src/fft/cuda.rs`
 //! launches them, and compared bit for bit with [`FftPlan`] on the CPU: every power of two
 //! 2^1..2^16 and 2^20, the DFT-GEMM sizes, Bluestein sizes, all three precisions, forward
 //! and inverse, with rows of ordinary values at several scales and rows with NaN, infinity,
@@ -46,7 +46,7 @@ fn f32_split_mut<T: 'static>(s: &mut Split<T>) -> &mut Split<f32> {
         .expect("Ozaki steps run in f32")
 }
 
-/// The plan's steps on the host, as src/cuda/fft.rs launches them on the device.
+/// The plan's steps on the host, as src/fft/cuda.rs launches them on the device.
 fn run_steps<T: Real + 'static>(
     p: &DevicePlan,
     table: &[T],
@@ -248,7 +248,7 @@ fn plans_carry_the_cpu_tables() {
 }
 
 /// The op kernels around the transform (`repro_fft_op_*`), composed as
-/// src/cuda/fft.rs `op_fwd` composes them, against the candle ops on the CPU: fft, ifft,
+/// src/fft/cuda.rs `op_fwd` composes them, against the candle ops on the CPU: fft, ifft,
 /// rfft and irfft (half spectra shorter, equal to and longer than n/2 + 1), every norm
 /// and precision.
 #[test]

@@ -112,7 +112,11 @@ fn rope_same_bits_on_cuda() {
 
 #[test]
 fn rope_ptx_is_ieee_only() {
-    let ptx = candle_repro::cuda::rope::ROPE_PTX;
+    let ptx = candle_repro::launch::PTX_MODULES
+        .iter()
+        .find(|(stem, _)| *stem == "rope")
+        .expect("rope PTX")
+        .1;
     let mut bad = Vec::new();
     for (i, line) in ptx.lines().enumerate() {
         let l = line.trim();

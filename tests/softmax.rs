@@ -9,7 +9,7 @@
 
 use candle_core::{DType, Device, Tensor, Var};
 use candle_repro::math::{Format, VectorPath};
-use candle_repro::ops::softmax::{log_softmax_slice_with, softmax_slice_with};
+use candle_repro::softmax::{log_softmax_slice_with, softmax_slice_with};
 use candle_repro::{log_softmax_last_dim, softmax_last_dim};
 use half::{bf16, f16};
 use mpfr_oracle::{Func, approx_f64};

@@ -12,7 +12,7 @@
 #![cfg(repro_workspace)]
 
 use candle_repro::math::{Format, VectorPath};
-use candle_repro::ops::softmax::{log_softmax_slice_with, softmax_bwd_slice, softmax_slice_with};
+use candle_repro::softmax::{log_softmax_slice_with, softmax_bwd_slice, softmax_slice_with};
 use half::{bf16, f16};
 use kernel_hostcheck::softmax::{Fmt, backward, forward};
 

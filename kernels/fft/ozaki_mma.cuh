@@ -8,7 +8,7 @@
 // and the combination are the same functions as the plain path, in the same order.
 //
 // UNVERIFIED ON HARDWARE: no GPU was available when this was written; the plain kernel
-// (repro_fft_stockham8_ozaki, host-checked bit for bit) is the one src/cuda/fft.rs launches
+// (repro_fft_stockham8_ozaki, host-checked bit for bit) is the one src/fft/cuda.rs launches
 // unless its OZAKI_MMA constant is set. tests/fft_cuda.rs compares this kernel with the
 // CPU when a GPU is present. Device code (warp shuffles and tensor-core PTX): nvcc and the
 // emulated device of tools/cuda-emu, whose mma.sync follows the PTX ISA's fragment tables.

@@ -5,7 +5,7 @@
 //! its tables are the CPU's.
 //!
 //! The steps mirror the CPU code path by path (plan.rs `process_rows`, dft_gemm.rs,
-//! stockham.rs, bluestein.rs). `src/cuda/fft.rs` launches one kernel per step;
+//! stockham.rs, bluestein.rs). `src/fft/cuda.rs` launches one kernel per step;
 //! `tests/fft_kernel_hostcheck.rs` runs the same steps with the kernels' per-thread bodies
 //! compiled as host C++ and compares the bits with [`FftPlan`]'s.
 //!

@@ -16,6 +16,8 @@
 
 pub mod bluestein;
 pub mod butterflies;
+/// The device half: launch plans of `kernels/fft.cu` over [`crate::launch::Device`].
+pub mod cuda;
 pub mod device_plan;
 pub mod dft_gemm;
 pub(crate) mod lanes;

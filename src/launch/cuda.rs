@@ -104,6 +104,20 @@ impl Device for CudaDevice {
         })
     }
 
+    fn upload_f32(&self, data: &[f32]) -> Result<CudaStorage> {
+        Ok(CudaStorage {
+            slice: CudaStorageSlice::F32(self.clone_htod(data)?),
+            device: self.clone(),
+        })
+    }
+
+    fn upload_f64(&self, data: &[f64]) -> Result<CudaStorage> {
+        Ok(CudaStorage {
+            slice: CudaStorageSlice::F64(self.clone_htod(data)?),
+            device: self.clone(),
+        })
+    }
+
     fn launch(&self, plan: &LaunchPlan, slots: &mut [Slot<'_, CudaStorage>]) -> Result<()> {
         plan.check(self, slots)?;
         let stream = self.cuda_stream();

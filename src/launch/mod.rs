@@ -146,6 +146,10 @@ pub trait Device {
     fn alloc(&self, dtype: DType, len: usize) -> Result<Self::Buffer>;
     /// A buffer holding `data` (dims and strides; I64 elements with the u64 bits).
     fn upload_u64(&self, data: &[u64]) -> Result<Self::Buffer>;
+    /// A buffer holding `data` (F32: tables such as rope's frequencies, the FFT's).
+    fn upload_f32(&self, data: &[f32]) -> Result<Self::Buffer>;
+    /// A buffer holding `data` (F64: the FFT's tables in f64 plans).
+    fn upload_f64(&self, data: &[f64]) -> Result<Self::Buffer>;
     /// Run `plan` with `slots` as its buffers. Implementations call [`LaunchPlan::check`]
     /// first.
     fn launch(&self, plan: &LaunchPlan, slots: &mut [Slot<'_, Self::Buffer>]) -> Result<()>;

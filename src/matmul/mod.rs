@@ -47,8 +47,8 @@
 //! and third tiers in headers that compile as host C++ (`kernels/matmul/*.cuh`).
 
 pub(crate) mod cpu;
-#[cfg(feature = "cuda")]
-pub(crate) mod cuda;
+/// The device half: launch plans of `kernels/matmul.cu` over [`crate::launch::Device`].
+pub mod cuda;
 pub(crate) mod kernel;
 
 pub use cpu::CpuConfig;
@@ -422,7 +422,15 @@ impl CustomOp2 for Matmul {
         s2: &candle_core::CudaStorage,
         l2: &Layout,
     ) -> Result<(candle_core::CudaStorage, Shape)> {
-        cuda::matmul((s1, l1), (s2, l2), None, self.out, self.start_tier())
+        let (out, shape) = cuda::matmul(
+            &s1.device,
+            (s1, l1),
+            (s2, l2),
+            None,
+            self.out,
+            self.start_tier(),
+        )?;
+        Ok((out, shape))
     }
 
     fn bwd(
@@ -471,10 +479,12 @@ impl CustomOp3 for Matmul {
                 self.out
             );
         }
+        let bias = Some((s3, l3));
         cuda::matmul(
+            &s1.device,
             (s1, l1),
             (s2, l2),
-            Some((s3, l3)),
+            bias,
             self.out,
             self.start_tier(),
         )

@@ -42,7 +42,8 @@ impl CustomOp1 for ToF8E4M3 {
         storage: &candle_core::CudaStorage,
         layout: &Layout,
     ) -> Result<(candle_core::CudaStorage, Shape)> {
-        crate::matmul::cuda::to_f8e4m3(storage, layout, self.0)
+        let out = crate::matmul::cuda::to_f8e4m3(&storage.device, storage, layout, self.0)?;
+        Ok((out, layout.shape().clone()))
     }
 }
 

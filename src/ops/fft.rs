@@ -326,7 +326,7 @@ impl CustomOp1 for FftOp {
         Ok((CpuStorage::F32(out), Shape::from(self.out_dims(dims))))
     }
 
-    /// The same steps on CUDA (src/cuda/fft.rs `op_fwd`: the plan's tables uploaded, the
+    /// The same steps on CUDA (src/fft/cuda.rs `op_fwd`: the plan's tables uploaded, the
     /// kernels of kernels/fft.cu), with the CPU's bits.
     #[cfg(feature = "cuda")]
     fn cuda_fwd(
@@ -336,7 +336,7 @@ impl CustomOp1 for FftOp {
     ) -> Result<(candle_core::CudaStorage, Shape)> {
         let dims = layout.dims();
         check_dims(self.kind, dims, Some(self.n))?;
-        let out = crate::cuda::fft::op_fwd(self, storage, layout)?;
+        let out = crate::fft::cuda::op_fwd(self, storage, layout)?;
         Ok((out, Shape::from(self.out_dims(dims))))
     }
 }

@@ -1,9 +1,11 @@
-//! candle ops over the math core, one file per family.
+//! candle ops over the math core. The families with a device half live in their own
+//! slices (`crate::elementwise`, `crate::softmax`, `crate::arith`, ...), re-exported here
+//! under their old paths.
 
-pub mod arith;
+pub use crate::arith;
 pub(crate) mod buffer;
 pub mod cast;
-pub mod elementwise;
+pub use crate::elementwise;
 pub mod fft;
 pub(crate) mod layout;
-pub mod softmax;
+pub use crate::softmax;

@@ -25,6 +25,8 @@
 //! 26 significant bits). Bad shapes, dtypes and devices give a `candle_core::Error`.
 
 pub mod apply;
+/// The device half: launch plans of `kernels/rope.cu` over [`crate::launch::Device`].
+pub mod cuda;
 pub mod tables;
 
 pub use apply::RopeLayout;
@@ -271,8 +273,9 @@ impl CustomOp3 for RopeOp {
         s3: &candle_core::CudaStorage,
         l3: &Layout,
     ) -> Result<(candle_core::CudaStorage, Shape)> {
-        let g = self.geometry(l1, l2)?;
-        crate::cuda::rope::rope_fwd(&g, self.sgn, s1, l1, s2, l2, s3, l3)
+        let (x, c, s) = ((s1, l1), (s2, l2), (s3, l3));
+        let out = cuda::rope(&s1.device, self.layout, self.sgn, x, c, s)?;
+        Ok((out, l1.shape().clone()))
     }
 
     fn bwd(
@@ -693,8 +696,17 @@ impl candle_core::CustomOp2 for FusedOp {
         s2: &candle_core::CudaStorage,
         l2: &Layout,
     ) -> Result<(candle_core::CudaStorage, Shape)> {
-        let g = self.geometry(l1, l2)?;
-        crate::cuda::rope::rope_fused_fwd(&g, self.sgn, &self.inv, self.af, s1, l1, s2, l2)
+        let (x, pos) = ((s1, l1), (s2, l2));
+        let out = cuda::rope_fused(
+            &s1.device,
+            self.layout,
+            self.sgn,
+            &self.inv,
+            self.af,
+            x,
+            pos,
+        )?;
+        Ok((out, l1.shape().clone()))
     }
 
     fn bwd(

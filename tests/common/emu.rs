@@ -44,6 +44,24 @@ impl Device for Emu {
         })
     }
 
+    fn upload_f32(&self, data: &[f32]) -> Result<EmuBuf> {
+        let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+        Ok(EmuBuf {
+            dtype: DType::F32,
+            len: data.len(),
+            mem: Buffer::from_bytes(&bytes),
+        })
+    }
+
+    fn upload_f64(&self, data: &[f64]) -> Result<EmuBuf> {
+        let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+        Ok(EmuBuf {
+            dtype: DType::F64,
+            len: data.len(),
+            mem: Buffer::from_bytes(&bytes),
+        })
+    }
+
     fn launch(&self, plan: &LaunchPlan, slots: &mut [Slot<'_, EmuBuf>]) -> Result<()> {
         plan.check(self, slots)?;
         let args: Vec<Arg<'_>> = plan
@@ -140,5 +158,17 @@ pub fn download(b: &EmuBuf, shape: impl Into<Shape>) -> Tensor {
         DType::I64 => vec_of!(i64, i64::from_le_bytes),
         DType::F64 => vec_of!(f64, f64::from_le_bytes),
         other => panic!("unsupported dtype {other:?}"),
+    }
+}
+
+/// The emulated device uploads a plan's tables afresh for every transform.
+impl candle_repro::fft::cuda::FftDevice for Emu {
+    fn fft_tables(
+        &self,
+        plan: &candle_repro::fft::FftPlan,
+    ) -> Result<std::sync::Arc<candle_repro::fft::cuda::FftTables<EmuBuf>>> {
+        Ok(std::sync::Arc::new(candle_repro::fft::cuda::upload_tables(
+            self, plan,
+        )?))
     }
 }

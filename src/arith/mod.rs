@@ -8,6 +8,9 @@
 //! depend on the device and no definition is promised. Here NaN outputs are canonical;
 //! -0 + -0 = -0 and x + (-x) = +0 as in IEEE.
 
+/// The device half: launch plans of `kernels/arith.cu` over [`crate::launch::Device`].
+pub mod cuda;
+
 use crate::math::Format;
 use crate::ops::buffer;
 use crate::ops::layout::logical_elements;
@@ -66,7 +69,7 @@ impl CustomOp2 for Add {
         s2: &candle_core::CudaStorage,
         l2: &Layout,
     ) -> Result<(candle_core::CudaStorage, Shape)> {
-        let out = crate::cuda::arith::add(&s1.device, (s1, l1), (s2, l2))?;
+        let out = cuda::add(&s1.device, (s1, l1), (s2, l2))?;
         Ok((out, l1.shape().clone()))
     }
 

@@ -9,6 +9,9 @@
 //! width, since each element is computed alone by the same operations. On CUDA the kernels
 //! in `kernels/elementwise.cu` run the same operations (see `kernels/repro_math.cuh`).
 
+/// The device half: launch plans of `kernels/elementwise.cu` over [`crate::launch::Device`].
+pub mod cuda;
+
 use crate::math::{self, Format};
 use crate::ops::buffer;
 use crate::ops::layout::logical_elements;
@@ -123,7 +126,7 @@ impl CustomOp1 for Elementwise {
         storage: &candle_core::CudaStorage,
         layout: &Layout,
     ) -> Result<(candle_core::CudaStorage, Shape)> {
-        crate::cuda::unary_fwd(self.0, storage, layout)
+        cuda::unary_fwd(self.0, storage, layout)
     }
 }
 
@@ -259,7 +262,7 @@ impl CustomOp1 for SoftplusWith {
         storage: &candle_core::CudaStorage,
         layout: &Layout,
     ) -> Result<(candle_core::CudaStorage, Shape)> {
-        crate::cuda::softplus_with_fwd(self.beta, self.threshold, storage, layout)
+        cuda::softplus_with_fwd(self.beta, self.threshold, storage, layout)
     }
 }
 

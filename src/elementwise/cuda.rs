@@ -1,6 +1,6 @@
-//! The device halves of the elementwise, add and softmax families (the older families, not
-//! yet moved into `src/<family>/` slices), as launch plans over [`crate::launch::Device`]:
-//! they run on a GPU (feature `cuda`) and on the emulated device of the tests alike.
+//! The device half of the elementwise functions: launch plans of `kernels/elementwise.cu`
+//! over [`crate::launch::Device`], which run on a GPU (feature `cuda`) and on the emulated
+//! device of the tests alike.
 //!
 //! The kernels run `kernels/repro_math.cuh`, an operation-for-operation mirror of
 //! [`crate::math`] compiled with `--fmad=false -prec-div=true -prec-sqrt=true -ftz=false`,
@@ -10,19 +10,8 @@
 //! emulated device) and `tests/cuda_ptx_lint.rs` (no approximate or flush-to-zero
 //! instruction in the PTX, and the PTX assembles for sm_80 and sm_90).
 
-pub mod arith;
-#[cfg(feature = "cuda")]
-pub mod fft;
-#[cfg(feature = "cuda")]
-pub mod rope;
-pub mod softmax;
-
 use crate::launch::{Device, KernelArg, LaunchPlan, Module, Slot, float_suffix};
 use candle_core::{Layout, Result};
-
-#[cfg(feature = "cuda")]
-pub use crate::launch::PTX_MODULES;
-pub use crate::launch::{contiguous, gather};
 
 /// Threads per block: the kernels are compiled with `__launch_bounds__(256)`
 /// (`REPRO_BLOCK` in `kernels/elementwise.cu`), so the register allocation fits this size.
@@ -109,7 +98,7 @@ pub fn unary<D: Device + ?Sized>(
     elementwise(dev, format!("repro_{name}_{suffix}"), src, layout, None)
 }
 
-/// `softplus_with(x, beta, threshold)` (see [`crate::ops::elementwise::softplus_with`]) of
+/// `softplus_with(x, beta, threshold)` (see [`crate::elementwise::softplus_with`]) of
 /// the elements `layout` describes: kernels `repro_softplus_with_<f32|bf16|f16>`, the same
 /// element function as the CPU op.
 pub fn softplus_with<D: Device + ?Sized>(
@@ -126,7 +115,7 @@ pub fn softplus_with<D: Device + ?Sized>(
 
 #[cfg(feature = "cuda")]
 mod on_cuda {
-    use crate::ops::elementwise::UnaryFn;
+    use crate::elementwise::UnaryFn;
     use candle_core::{CudaStorage, Layout, Result, Shape};
 
     /// Forward pass of [`UnaryFn`] `f` on a CUDA tensor of any layout.

@@ -57,6 +57,9 @@
 //! maxima, counts and fixed-point sums are combined exactly. Neither the grouping nor the
 //! split changes a bit: every step is either elementwise or an exact, order-free reduction.
 
+/// The device half: launch plans of `kernels/softmax.cu` over [`crate::launch::Device`].
+pub mod cuda;
+
 use crate::math::dd::{DD, round_odd, two_sum};
 use crate::math::exact_sum::{FLUSH_CHUNKS, FixedSum, LANES, exponent_floor, split};
 use crate::math::exp::exp_fast_f64;
@@ -668,7 +671,7 @@ impl CustomOp1 for Softmax {
         storage: &candle_core::CudaStorage,
         layout: &Layout,
     ) -> Result<(candle_core::CudaStorage, Shape)> {
-        let out = crate::cuda::softmax::softmax_fwd(&storage.device, self.log, storage, layout)?;
+        let out = cuda::softmax_fwd(&storage.device, self.log, storage, layout)?;
         Ok((out, layout.shape().clone()))
     }
 
@@ -743,7 +746,7 @@ impl CustomOp2 for SoftmaxBwd {
         s2: &candle_core::CudaStorage,
         l2: &Layout,
     ) -> Result<(candle_core::CudaStorage, Shape)> {
-        let out = crate::cuda::softmax::softmax_bwd(&s1.device, self.log, (s1, l1), (s2, l2))?;
+        let out = cuda::softmax_bwd(&s1.device, self.log, (s1, l1), (s2, l2))?;
         Ok((out, l1.shape().clone()))
     }
 }

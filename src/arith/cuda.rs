@@ -1,4 +1,4 @@
-//! The device half of `crate::ops::arith`: the correctly rounded elementwise sum
+//! The device half of `crate::arith`: the correctly rounded elementwise sum
 //! (`kernels/arith.cu`; strided operands gathered first, with 64-bit indices).
 
 use crate::launch::{
