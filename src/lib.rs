@@ -29,11 +29,11 @@ pub mod rope;
 pub mod softmax;
 pub(crate) mod vector;
 
-pub use math::f8::Overflow;
-pub use matmul::{broadcast_matmul, matmul, matmul_bias, matmul_to};
 pub use arith::add;
-pub use ops::cast::to_f8e4m3;
 pub use elementwise::{
     UnaryFn, cos, exp, log, sigmoid, silu, sin, softplus, softplus_with, tanh, unary,
 };
+pub use math::f8::Overflow;
+pub use matmul::{broadcast_matmul, matmul, matmul_bias, matmul_to};
+pub use ops::cast::to_f8e4m3;
 pub use softmax::{log_softmax_last_dim, softmax_last_dim};
