@@ -286,6 +286,125 @@ fn softmax_backward_matches_the_cpu() {
     }
 }
 
+/// Rows for the block-size test: mostly uniform in [-spread, spread], with a large value and
+/// a huge negative one every 97 entries.
+fn spread_rows(seed: u64, rows: usize, n: usize, spread: f32) -> Vec<f32> {
+    let mut s = seed;
+    (0..rows * n)
+        .map(|i| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let u = (s >> 40) as f32 / (1u64 << 24) as f32;
+            match i % 97 {
+                0 => 3.0,
+                1 => -1e30,
+                _ => (u * 2.0 - 1.0) * spread,
+            }
+        })
+        .collect()
+}
+
+/// The softmax kernels' bits do not depend on how a row is divided among a block's threads:
+/// the real plans with their block size replaced (256 as planned, 32, 1), on random rows
+/// long enough for several exact-sum flushes per thread (2048 terms each) and on the
+/// special rows, forward and both backward passes (on the forward output and on x itself:
+/// arbitrary y, huge and non-finite values included), against the CPU.
+#[test]
+fn softmax_bits_do_not_depend_on_the_block_size() {
+    use candle_repro::softmax::cuda::{softmax_bwd_plan, softmax_fwd_plan};
+    let inf = f32::INFINITY;
+    let ninf = f32::NEG_INFINITY;
+    let specials: Vec<Vec<f32>> = vec![
+        vec![7.0],
+        vec![inf],
+        vec![ninf],
+        vec![ninf; 5],
+        vec![1.0, f32::NAN, 3.0],
+        vec![inf, f32::NAN],
+        vec![inf, 0.0, inf, ninf],
+        vec![inf, inf, inf],
+        vec![ninf, 2.0],
+        vec![0.0, -100.0, -745.5, -1e38],
+        vec![3.0e38, -3.0e38, 3.0e38],
+        vec![1e-45, -1e-45, 0.0, -0.0],
+    ];
+    // (rows, n, x, g): random rows (5000 and 100 000 long: flushes per thread at 1 and 32
+    // threads), then each special row with another special row as its gradient.
+    let mut cases = Vec::new();
+    for (i, &(r, n, spread)) in [
+        (30usize, 1usize, 5.0f32),
+        (20, 33, 20.0),
+        (6, 1000, 10.0),
+        (2, 5000, 3.0),
+        (1, 100_000, 30.0),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let x = spread_rows(0xABCD + i as u64, r, n, spread);
+        let g = spread_rows(0x1234 + i as u64, r, n, 1.0 + i as f32);
+        cases.push((r, n, x, g));
+    }
+    for (i, x) in specials.iter().enumerate() {
+        let other = &specials[(i + 5) % specials.len()];
+        let g = (0..x.len()).map(|j| other[(j + 1) % other.len()]).collect();
+        cases.push((1, x.len(), x.clone(), g));
+    }
+    let mut launches = 0;
+    for (rows, n, x, g) in &cases {
+        let (rows, n) = (*rows, *n);
+        for dtype in FLOATS {
+            let to = |v: &[f32]| {
+                Tensor::from_vec(v.to_vec(), (rows, n), &Cpu::Cpu)
+                    .unwrap()
+                    .to_dtype(dtype)
+                    .unwrap()
+            };
+            let (x, g) = (to(x), to(g));
+            for log in [false, true] {
+                let y = if log {
+                    candle_repro::log_softmax_last_dim(&x).unwrap()
+                } else {
+                    candle_repro::softmax_last_dim(&x).unwrap()
+                };
+                let (xb, _) = upload(&x);
+                let (yb, _) = upload(&y);
+                let (gb, _) = upload(&g);
+                for threads in [256u32, 32, 1] {
+                    let what = format!("log={log} {rows}x{n} {dtype:?} block={threads}");
+                    let mut plan = softmax_fwd_plan(log, dtype, rows, n, 0).unwrap();
+                    plan.block = (threads, 1, 1);
+                    let mut out = Emu.alloc(dtype, rows * n).unwrap();
+                    Emu.launch(&plan, &mut [Slot::In(&xb), Slot::Out(&mut out)])
+                        .unwrap();
+                    same_bits(&format!("fwd {what}"), &download(&out, (rows, n)), &y);
+                    for (yname, yt, ybuf) in [("y", &y, &yb), ("y = x", &x, &xb)] {
+                        let mut plan = softmax_bwd_plan(log, dtype, rows, n, 0, 0).unwrap();
+                        plan.block = (threads, 1, 1);
+                        let mut out = Emu.alloc(dtype, rows * n).unwrap();
+                        Emu.launch(
+                            &plan,
+                            &mut [Slot::In(ybuf), Slot::In(&gb), Slot::Out(&mut out)],
+                        )
+                        .unwrap();
+                        same_bits(
+                            &format!("bwd({yname}) {what}"),
+                            &download(&out, (rows, n)),
+                            &cpu_softmax_bwd(log, yt, &g),
+                        );
+                    }
+                    launches += 3;
+                }
+            }
+        }
+    }
+    println!(
+        "{launches} launches on {} row sets: 0 differing bits",
+        cases.len()
+    );
+}
+
 #[test]
 fn norms_match_the_cpu() {
     use candle_repro::norm::norm_with;

@@ -13,7 +13,7 @@
 //! GPU.
 
 use crate::launch::{Device, LaunchPlan, Module, Slot, contiguous, float_suffix};
-use candle_core::{Layout, Result, bail};
+use candle_core::{DType, Layout, Result, bail};
 
 /// Threads per block (`REPRO_SOFTMAX_BLOCK` in `kernels/softmax.cu`).
 const BLOCK: u32 = 256;
@@ -28,6 +28,51 @@ fn plan(kernel: String, rows: usize, n: usize) -> LaunchPlan {
         .arg(crate::launch::KernelArg::U64(n as u64))
 }
 
+/// The forward launch over `rows` contiguous rows of `n` elements: input (slot 0) from
+/// element `start`, output (slot 1) from 0. The block size is a detail the bits do not
+/// depend on (any power of two up to `BLOCK`; the emulated-device tests vary it).
+pub fn softmax_fwd_plan(
+    log: bool,
+    dtype: DType,
+    rows: usize,
+    n: usize,
+    start: usize,
+) -> Result<LaunchPlan> {
+    let name = if log {
+        "repro_log_softmax"
+    } else {
+        "repro_softmax"
+    };
+    let suffix = float_suffix(dtype, name)?;
+    let total = rows * n;
+    Ok(plan(format!("{name}_{suffix}"), rows, n)
+        .buf(0, dtype, start, total)
+        .buf(1, dtype, 0, total))
+}
+
+/// The backward launch: y (slot 0) from `y_start`, g (slot 1) from `g_start`, the input's
+/// gradient (slot 2) from 0, all contiguous rows of `n`.
+pub fn softmax_bwd_plan(
+    log: bool,
+    dtype: DType,
+    rows: usize,
+    n: usize,
+    y_start: usize,
+    g_start: usize,
+) -> Result<LaunchPlan> {
+    let name = if log {
+        "repro_log_softmax_bwd"
+    } else {
+        "repro_softmax_bwd"
+    };
+    let suffix = float_suffix(dtype, name)?;
+    let total = rows * n;
+    Ok(plan(format!("{name}_{suffix}"), rows, n)
+        .buf(0, dtype, y_start, total)
+        .buf(1, dtype, g_start, total)
+        .buf(2, dtype, 0, total))
+}
+
 /// softmax (`log = false`) or log-softmax (`log = true`) over the last dimension of the
 /// elements `layout` describes: a new contiguous buffer.
 pub fn softmax_fwd<D: Device + ?Sized>(
@@ -36,25 +81,17 @@ pub fn softmax_fwd<D: Device + ?Sized>(
     x: &D::Buffer,
     layout: &Layout,
 ) -> Result<D::Buffer> {
-    let name = if log {
-        "repro_log_softmax"
-    } else {
-        "repro_softmax"
-    };
     let dtype = dev.dtype(x);
-    let suffix = float_suffix(dtype, name)?;
+    float_suffix(dtype, "softmax")?;
     let total = layout.shape().elem_count();
     let n = layout.dims().last().copied().unwrap_or(1);
     let mut out = dev.alloc(dtype, total)?;
     if total == 0 || n == 0 {
         return Ok(out);
     }
-    let rows = total / n;
     let mut slot = None;
     let (src, start) = contiguous(dev, x, layout, &mut slot)?;
-    let plan = plan(format!("{name}_{suffix}"), rows, n)
-        .buf(0, dtype, start, total)
-        .buf(1, dtype, 0, total);
+    let plan = softmax_fwd_plan(log, dtype, total / n, n, start)?;
     dev.launch(&plan, &mut [Slot::In(src), Slot::Out(&mut out)])?;
     Ok(out)
 }
@@ -84,26 +121,17 @@ pub fn softmax_bwd<D: Device + ?Sized>(
         }
         .bt());
     }
-    let name = if log {
-        "repro_log_softmax_bwd"
-    } else {
-        "repro_softmax_bwd"
-    };
-    let suffix = float_suffix(dtype, name)?;
+    float_suffix(dtype, "softmax-bwd")?;
     let total = yl.shape().elem_count();
     let n = yl.dims().last().copied().unwrap_or(1);
     let mut out = dev.alloc(dtype, total)?;
     if total == 0 || n == 0 {
         return Ok(out);
     }
-    let rows = total / n;
     let (mut y_slot, mut g_slot) = (None, None);
     let (yb, y0) = contiguous(dev, y.0, yl, &mut y_slot)?;
     let (gb, g0) = contiguous(dev, g.0, gl, &mut g_slot)?;
-    let plan = plan(format!("{name}_{suffix}"), rows, n)
-        .buf(0, dtype, y0, total)
-        .buf(1, dtype, g0, total)
-        .buf(2, dtype, 0, total);
+    let plan = softmax_bwd_plan(log, dtype, total / n, n, y0, g0)?;
     dev.launch(
         &plan,
         &mut [Slot::In(yb), Slot::In(gb), Slot::Out(&mut out)],
