@@ -9,8 +9,8 @@
 //   repro_softmax_<fmt>(rows, n, inp, out), repro_log_softmax_<fmt>(rows, n, inp, out);
 //   repro_softmax_bwd_<fmt>(rows, n, y, g, out), repro_log_softmax_bwd_<fmt>(rows, n, y, g,
 //   out): y the forward output, g the output's gradient, out the input's gradient.
-// tools/kernel-hostcheck/src/softmax_shim.cpp runs the same row functions on the host, T
-// "threads" at a time, for the bit-for-bit comparison with the Rust code.
+// tests/emulated_device.rs runs them on the emulated device, with the planned block and
+// with others, against the Rust code.
 #include "softmax_math.cuh"
 
 #define REPRO_SOFTMAX_BLOCK 256
@@ -34,7 +34,7 @@ __device__ void softmax_rows(size_t rows, size_t n, const typename F::T* inp,
         const typename F::T* x = inp + row * n;
         typename F::T* o = out + row * n;
         // 1. The maximum (order-free).
-        s_max[t] = max_partial<F>(x, n, t, T);
+        s_max[t] = max_pass<F>(x, n, t, T);
         __syncthreads();
         for (size_t w = T / 2; w > 0; w /= 2) {
             if (t < w) {
@@ -48,7 +48,8 @@ __device__ void softmax_rows(size_t rows, size_t n, const typename F::T* inp,
         if (!is_finite_f32(m)) {
             // 2'. Special row: counts of the maxima and of the non-NaN entries.
             unsigned long long k, le;
-            count_partial<F>(x, n, m, t, T, &k, &le);
+            float x2;  // unused here (log-softmax's scale)
+            count_pass<F>(x, n, m, t, T, &k, &le, &x2);
             s_k[t] = k;
             s_le[t] = le;
             __syncthreads();
@@ -60,7 +61,7 @@ __device__ void softmax_rows(size_t rows, size_t n, const typename F::T* inp,
                 __syncthreads();
             }
             typename F::T on, off;
-            softmax_special<F>(s_le[0] != (unsigned long long)n, m, s_k[0], &on, &off);
+            special_values<F>(false, s_le[0] != (unsigned long long)n, m, s_k[0], &on, &off);
             __syncthreads();
             for (size_t i = t; i < n; i += T) {
                 o[i] = F::to_f32(x[i]) == f32_from_bits(0x7F800000u) ? on : off;
@@ -68,7 +69,7 @@ __device__ void softmax_rows(size_t rows, size_t n, const typename F::T* inp,
             continue;
         }
         // 2. The exact sum (order-free integers).
-        Partial p = sum_partial<F>(x, n, m, t, T);
+        Partial p = sum_pass<F, false>(x, n, m, 1.0, t, T);
         s_hi[t] = p.hi;
         s_lo[t] = p.lo;
         s_nan[t] = p.nan ? 1 : 0;
@@ -123,7 +124,7 @@ __device__ void log_softmax_rows(size_t rows, size_t n, const typename F::T* inp
         const typename F::T* x = inp + row * n;
         typename F::T* o = out + row * n;
         // 1. The maximum.
-        s_max[t] = max_partial<F>(x, n, t, T);
+        s_max[t] = max_pass<F>(x, n, t, T);
         __syncthreads();
         for (size_t w = T / 2; w > 0; w /= 2) {
             if (t < w) {
@@ -136,7 +137,7 @@ __device__ void log_softmax_rows(size_t rows, size_t n, const typename F::T* inp
         // 2. Counts and the largest non-maximal entry.
         unsigned long long k, le;
         float x2;
-        count2_partial<F>(x, n, m, t, T, &k, &le, &x2);
+        count_pass<F>(x, n, m, t, T, &k, &le, &x2);
         s_k[t] = k;
         s_le[t] = le;
         s_x2[t] = x2;
@@ -157,7 +158,7 @@ __device__ void log_softmax_rows(size_t rows, size_t n, const typename F::T* inp
         if (nan || !is_finite_f32(m)) {
             // 3'. Special row (block-uniform branch).
             typename F::T on, off;
-            log_softmax_special<F>(nan, m, k, &on, &off);
+            special_values<F>(true, nan, m, k, &on, &off);
             for (size_t i = t; i < n; i += T) {
                 o[i] = F::to_f32(x[i]) == f32_from_bits(0x7F800000u) ? on : off;
             }
@@ -166,7 +167,7 @@ __device__ void log_softmax_rows(size_t rows, size_t n, const typename F::T* inp
         }
         // 3. The exact scaled total of the non-maximal terms.
         int32_t se = log_scale_exp(m, x2);
-        Partial p = log_sum_partial<F>(x, n, m, pow2(-se), t, T);
+        Partial p = sum_pass<F, true>(x, n, m, pow2(-se), t, T);
         s_hi[t] = p.hi;
         s_lo[t] = p.lo;
         __syncthreads();
@@ -181,7 +182,7 @@ __device__ void log_softmax_rows(size_t rows, size_t n, const typename F::T* inp
         total.hi = s_hi[0];
         total.lo = s_lo[0];
         // 4. L = log1p(T) and the outputs.
-        DD l = log_softmax_l(k, total, se);
+        DD l = m_log::log1p_dd(log_total(k, total, se));
         for (size_t i = t; i < n; i += T) {
             o[i] = log_softmax_value<F>(F::to_f32(x[i]), m, l);
         }
@@ -209,7 +210,7 @@ __device__ void softmax_bwd_rows(size_t rows, size_t n, const typename F::T* y,
         const typename F::T* gr = g + row * n;
         typename F::T* o = out + row * n;
         // 1. The scan.
-        BwdScan sc = bwd_scan_partial<F, LOG>(yr, gr, n, t, T);
+        BwdScan sc = bwd_scan_pass<F, LOG>(yr, gr, n, t, T);
         s_amax[t] = sc.amax;
         s_flags[t] = (sc.nan ? 1 : 0) | (sc.pinf ? 2 : 0) | (sc.ninf ? 4 : 0);
         __syncthreads();
@@ -230,7 +231,7 @@ __device__ void softmax_bwd_rows(size_t rows, size_t n, const typename F::T* y,
         double s;
         if (!bwd_sum_special(all, &s)) {
             int32_t e = exponent_floor(all.amax) + 1;
-            Partial p = bwd_sum_partial<F, LOG>(yr, gr, n, pow2(-e), t, T);
+            Partial p = bwd_sum_pass<F, LOG>(yr, gr, n, pow2(-e), t, T);
             s_hi[t] = p.hi;
             s_lo[t] = p.lo;
             __syncthreads();

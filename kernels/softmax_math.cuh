@@ -6,8 +6,11 @@
 // CPU's totals, hence its bits. The elementary functions are the math core's own device
 // mirror (repro::m_exp::exp_fast_f64, repro::m_log::log1p_dd / log_dd from
 // kernels/math/, cross-checked against src/math by tests/cuda_host_crosscheck.rs).
-// Compiles as CUDA and as host C++ (tools/kernel-hostcheck/src/softmax_shim.cpp drives
-// these functions the way the kernels do; tests/softmax_cuda_hostcheck.rs compares).
+// The functions carry the names of their Rust counterparts (max_pass, count_pass, sum_pass,
+// softmax_value, log_softmax_value, special_values, log_total, bwd_value); a `_pass` here
+// covers the elements t, t + T, ... of one thread where the Rust one covers a block.
+// Compiles as CUDA and as host C++: the kernels run on the emulated device in
+// tests/emulated_device.rs (any block size) against the Rust code.
 #pragma once
 
 #include "repro_math.cuh"
@@ -70,7 +73,7 @@ RM_FN double term(float x, float m) { return m_exp::exp_fast_f64((double)x - (do
 
 // Max of the elements i = t, t + T, ... of a row (NaN ignored).
 template <class F>
-RM_FN float max_partial(const typename F::T* x, size_t n, size_t t, size_t T) {
+RM_FN float max_pass(const typename F::T* x, size_t n, size_t t, size_t T) {
     float m = f32_from_bits(0xFF800000u);
     for (size_t i = t; i < n; i += T) {
         float v = F::to_f32(x[i]);
@@ -79,29 +82,21 @@ RM_FN float max_partial(const typename F::T* x, size_t n, size_t t, size_t T) {
     return m;
 }
 
-// #{x == m} and #{x <= m} over the elements i = t, t + T, ...
-template <class F>
-RM_FN void count_partial(const typename F::T* x, size_t n, float m, size_t t, size_t T,
-                         unsigned long long* k, unsigned long long* le) {
-    unsigned long long kk = 0, ll = 0;
-    for (size_t i = t; i < n; i += T) {
-        float v = F::to_f32(x[i]);
-        kk += v == m ? 1 : 0;
-        ll += v <= m ? 1 : 0;
-    }
-    *k = kk;
-    *le = ll;
-}
-
-// The exact sum of e^(x_i - m) over the elements i = t, t + T, ...
-template <class F>
-RM_FN Partial sum_partial(const typename F::T* x, size_t n, float m, size_t t, size_t T) {
+// The exact sum over the elements i = t, t + T, ... of softmax's terms e^(x_i - m)
+// (`LOG = false`, `scale` unused) or log-softmax's non-maximal terms scaled by `scale`
+// (`LOG = true`, the maxima give 0); a NaN term marks the partial.
+template <class F, bool LOG>
+RM_FN Partial sum_pass(const typename F::T* x, size_t n, float m, double scale, size_t t,
+                       size_t T) {
     Partial p = partial_zero();
     double hi = 0.0, lo = 0.0;
     unsigned int count = 0;
     for (size_t i = t; i < n; i += T) {
+        float xf = F::to_f32(x[i]);
+        double e = term(xf, m);
+        double v = LOG ? (xf < m ? e * scale : 0.0) : e;
         double h, l;
-        split(term(F::to_f32(x[i]), m), &h, &l);
+        split(v, &h, &l);
         hi = hi + h;
         lo = lo + l;
         count++;
@@ -136,19 +131,25 @@ RM_FN typename F::T softmax_value(float x, float m, double r) {
     return F::round(term(x, m) * r);
 }
 
-// The values of a special softmax row (NaN anywhere, or a non-finite maximum): *on for the
-// +inf entries, *off for the others; both NaN when the row has a NaN or is all -inf.
+// The values of a special row (NaN anywhere, or a non-finite maximum): *on for the +inf
+// entries, *off for the others; both NaN when the row has a NaN or is all -inf. Otherwise
+// (m = +inf, k entries) softmax gives 1/k and 0, log-softmax -ln k and -inf.
 template <class F>
-RM_FN void softmax_special(bool nan, float m, unsigned long long k, typename F::T* on,
-                           typename F::T* off) {
+RM_FN void special_values(bool log, bool nan, float m, unsigned long long k,
+                          typename F::T* on, typename F::T* off) {
     if (nan || m == f32_from_bits(0xFF800000u)) {
         *on = F::round(f64_from_bits(0x7FF8000000000000ULL));
         *off = *on;
         return;
     }
     DD kd = DD::from_f64((double)k);
-    *on = F::round(round_odd(DD::from_f64(1.0).div(kd)));
-    *off = F::round(0.0);
+    if (log) {
+        *on = F::round(round_odd(DD::from_f64(0.0).sub(m_log::log_dd(kd))));
+        *off = F::round(f64_from_bits(0xFFF0000000000000ULL));
+    } else {
+        *on = F::round(round_odd(DD::from_f64(1.0).div(kd)));
+        *off = F::round(0.0);
+    }
 }
 
 
@@ -158,8 +159,8 @@ RM_FN void softmax_special(bool nan, float m, unsigned long long k, typename F::
 
 // #{x == m}, #{x <= m} and max {x < m} over the elements i = t, t + T, ...
 template <class F>
-RM_FN void count2_partial(const typename F::T* x, size_t n, float m, size_t t, size_t T,
-                          unsigned long long* k, unsigned long long* le, float* x2) {
+RM_FN void count_pass(const typename F::T* x, size_t n, float m, size_t t, size_t T,
+                      unsigned long long* k, unsigned long long* le, float* x2) {
     unsigned long long kk = 0, ll = 0;
     float mm = f32_from_bits(0xFF800000u);
     for (size_t i = t; i < n; i += T) {
@@ -185,31 +186,6 @@ RM_FN int32_t log_scale_exp(float m, float x2) {
     return exponent_floor(m_exp::exp_fast_f64((double)x2 - (double)m)) + 1;
 }
 
-// The exact sum of the non-maximal terms scaled by `scale` (sum_pass with LOG = true).
-template <class F>
-RM_FN Partial log_sum_partial(const typename F::T* x, size_t n, float m, double scale,
-                              size_t t, size_t T) {
-    Partial p = partial_zero();
-    double hi = 0.0, lo = 0.0;
-    unsigned int count = 0;
-    for (size_t i = t; i < n; i += T) {
-        float xf = F::to_f32(x[i]);
-        double e = term(xf, m);
-        double v = xf < m ? e * scale : 0.0;
-        double h, l;
-        split(v, &h, &l);
-        hi = hi + h;
-        lo = lo + l;
-        count++;
-        if (count == RM_SM_FLUSH) {
-            flush(&p, &hi, &lo);
-            count = 0;
-        }
-    }
-    flush(&p, &hi, &lo);
-    return p;
-}
-
 // One log-softmax output: (x - m) - L, L = log1p(T) as a double-double, rounded to odd and
 // then once to F; -inf entries give -inf (log_softmax_out).
 template <class F>
@@ -220,26 +196,10 @@ RM_FN typename F::T log_softmax_value(float x, float m, DD l) {
     return F::round(x == f32_from_bits(0xFF800000u) ? f64_from_bits(0xFFF0000000000000ULL) : y);
 }
 
-// L = log1p(T), T = (k - 1) + the exact scaled total (softmax::log_total, then
-// log1p_dd): computed per row on the device with the math core's double-double log1p.
-RM_FN DD log_softmax_l(unsigned long long k, Partial total, int32_t se) {
-    return m_log::log1p_dd(total_to_dd(total, se).add_f64((double)(k - 1)));
-}
-
-// The values of a special log-softmax row (softmax::special_values with log = true):
-// *on = -ln k for the +inf entries, *off = -inf for the others; both NaN when the row has a
-// NaN or is all -inf.
-template <class F>
-RM_FN void log_softmax_special(bool nan, float m, unsigned long long k, typename F::T* on,
-                               typename F::T* off) {
-    if (nan || m == f32_from_bits(0xFF800000u)) {
-        *on = F::round(f64_from_bits(0x7FF8000000000000ULL));
-        *off = *on;
-        return;
-    }
-    DD kd = DD::from_f64((double)k);
-    *on = F::round(round_odd(DD::from_f64(0.0).sub(m_log::log_dd(kd))));
-    *off = F::round(f64_from_bits(0xFFF0000000000000ULL));
+// T = S - 1 = (k - 1) + the exact scaled total; the kernel takes L = log1p(T) with the
+// math core's double-double log1p, per row on the device.
+RM_FN DD log_total(unsigned long long k, Partial total, int32_t se) {
+    return total_to_dd(total, se).add_f64((double)(k - 1));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -282,8 +242,8 @@ RM_FN BwdScan bwd_scan_merge(BwdScan a, BwdScan b) {
 }
 
 template <class F, bool LOG>
-RM_FN BwdScan bwd_scan_partial(const typename F::T* y, const typename F::T* g, size_t n,
-                               size_t t, size_t T) {
+RM_FN BwdScan bwd_scan_pass(const typename F::T* y, const typename F::T* g, size_t n,
+                            size_t t, size_t T) {
     BwdScan s = bwd_scan_zero();
     for (size_t i = t; i < n; i += T) {
         double v = bwd_term<F, LOG>(y, g, i);
@@ -321,8 +281,8 @@ RM_FN bool bwd_sum_special(BwdScan sc, double* s) {
 // exact_sum::sum_scaled over the elements i = t, t + T, ...: v_i * scale split and summed
 // exactly (|v_i * scale| < 1).
 template <class F, bool LOG>
-RM_FN Partial bwd_sum_partial(const typename F::T* y, const typename F::T* g, size_t n,
-                              double scale, size_t t, size_t T) {
+RM_FN Partial bwd_sum_pass(const typename F::T* y, const typename F::T* g, size_t n,
+                           double scale, size_t t, size_t T) {
     Partial p = partial_zero();
     double hi = 0.0, lo = 0.0;
     unsigned int count = 0;

@@ -240,8 +240,20 @@ fn log_total(k: u64, sum: FixedSum, p: RowParams) -> DD {
     sum.to_dd(p.scale_exp).add_f64((k - 1) as f64)
 }
 
-/// softmax outputs of a block: e_i * r rounded once, r = 1/S in f64 (a multiplication, not
-/// a division per element: vector division is several times slower).
+/// r = 1/S in f64 from the row's exact total.
+fn softmax_recip(sum: FixedSum) -> f64 {
+    1.0 / sum.to_dd(0).hi
+}
+
+/// One softmax output: e^(x - m) * r rounded once (a multiplication, not a division per
+/// element: vector division is several times slower).
+#[inline(always)]
+fn softmax_value<F: Format>(x: f32, m: f32, r: f64) -> F {
+    F::round(term(x, m) * r)
+}
+
+/// softmax outputs of a block: [`softmax_value`], from the terms of the sum pass when
+/// they were kept (the same e_i).
 #[inline(always)]
 fn softmax_out<F: Format>(x: &[F], m: f32, r: f64, scratch: Option<&[f64]>, out: &mut [Out<F>]) {
     match scratch {
@@ -252,25 +264,30 @@ fn softmax_out<F: Format>(x: &[F], m: f32, r: f64, scratch: Option<&[f64]>, out:
         }
         None => {
             for (o, xv) in out.iter_mut().zip(x) {
-                o.write(F::round(term(xv.to_f32(), m) * r));
+                o.write(softmax_value(xv.to_f32(), m, r));
             }
         }
     }
 }
 
-/// log-softmax outputs of a block: (x_i - m) - L, L = log1p(T), rounded once.
+/// One log-softmax output: (x - m) - L, L = log1p(T) as a double-double, rounded to odd
+/// and then once to F; -inf entries give -inf.
+#[inline(always)]
+fn log_softmax_value<F: Format>(x: f32, m: f32, l: DD) -> F {
+    let (dh, dl) = two_sum(x as f64, -(m as f64));
+    let y = round_odd(DD::new(dh, dl).sub(l));
+    F::round(if x == f32::NEG_INFINITY {
+        f64::NEG_INFINITY
+    } else {
+        y
+    })
+}
+
+/// log-softmax outputs of a block.
 #[inline(always)]
 fn log_softmax_out<F: Format>(x: &[F], m: f32, l: DD, out: &mut [Out<F>]) {
-    let nm = -(m as f64);
     for (o, xv) in out.iter_mut().zip(x) {
-        let xf = xv.to_f32();
-        let (dh, dl) = two_sum(xf as f64, nm);
-        let y = round_odd(DD::new(dh, dl).sub(l));
-        o.write(F::round(if xf == f32::NEG_INFINITY {
-            f64::NEG_INFINITY
-        } else {
-            y
-        }));
+        o.write(log_softmax_value(xv.to_f32(), m, l));
     }
 }
 
@@ -333,7 +350,7 @@ fn row_generic<F: Format>(log: bool, x: &[F], out: &mut [Out<F>], scratch: &mut 
             special_row(log, true, m, x, 0, out);
             return;
         }
-        softmax_out(x, m, 1.0 / sum.to_dd(0).hi, Some(scratch), out);
+        softmax_out(x, m, softmax_recip(sum), Some(scratch), out);
     }
 }
 
@@ -474,7 +491,7 @@ fn long_row<F: Format>(path: VectorPath, log: bool, x: &[F], out: &mut [Out<F>])
             special_row(log, true, m, x, 0, out);
             return;
         }
-        let r = 1.0 / sum.to_dd(0).hi;
+        let r = softmax_recip(sum);
         out.par_chunks_mut(BLOCK)
             .zip(x.par_chunks(BLOCK))
             .for_each(|(o, b)| softmax_out_mv(path, b, m, r, o));
@@ -570,20 +587,31 @@ fn exact_row_sum(n: usize, v: impl Fn(usize) -> f64) -> f64 {
     sum.to_dd(e).hi
 }
 
+/// The summand of element i: softmax g_i y_i (exact in f64: two 24-bit significands),
+/// log-softmax g_i.
+#[inline(always)]
+fn bwd_term<F: Format>(log: bool, y: F, g: F) -> f64 {
+    let gv = g.to_f32() as f64;
+    if log { gv } else { gv * y.to_f32() as f64 }
+}
+
+/// One gradient element from the row's sum s: softmax (g - s) y, log-softmax g - e^y s, in
+/// f64, rounded once.
+#[inline(always)]
+fn bwd_value<F: Format>(log: bool, y: F, g: F, s: f64) -> F {
+    let (gv, yv) = (g.to_f32() as f64, y.to_f32() as f64);
+    if log {
+        F::round(gv - exp_fast_f64(yv) * s)
+    } else {
+        F::round((gv - s) * yv)
+    }
+}
+
 /// Backward of one row: y the forward output, g the gradient of the output.
 fn bwd_row<F: Format>(log: bool, y: &[F], g: &[F], out: &mut [F]) {
-    let n = y.len();
-    if log {
-        let gsum = exact_row_sum(n, |i| g[i].to_f32() as f64);
-        for i in 0..n {
-            let p = exp_fast_f64(y[i].to_f32() as f64);
-            out[i] = F::round(g[i].to_f32() as f64 - p * gsum);
-        }
-    } else {
-        let s = exact_row_sum(n, |i| g[i].to_f32() as f64 * y[i].to_f32() as f64);
-        for i in 0..n {
-            out[i] = F::round((g[i].to_f32() as f64 - s) * y[i].to_f32() as f64);
-        }
+    let s = exact_row_sum(y.len(), |i| bwd_term(log, y[i], g[i]));
+    for ((o, &y), &g) in out.iter_mut().zip(y).zip(g) {
+        *o = bwd_value(log, y, g, s);
     }
 }
 
