@@ -1,10 +1,10 @@
 //! The device half of the deterministic FFT: launch plans of `kernels/fft.cu` following an
-//! [`FftPlan`]'s [`DevicePlan`] (its launch steps and its own tables, uploaded as the same
-//! bytes), so that a device transform has the CPU's bits. The kernels' per-thread bodies
-//! are `kernels/fft/threads.cuh`, mirrors of src/fft operation for operation; the host
-//! check `tests/fft_kernel_hostcheck.rs` runs those bodies through the same steps,
-//! `tests/emulated_device.rs` runs these very launches on the emulated device, and
-//! `tests/fft_cuda.rs` compares the real launches when a GPU is there.
+//! [`FftPlan`](crate::fft::FftPlan)'s
+//! [`DevicePlan`](crate::fft::device_plan::DevicePlan) (its launch steps and its own
+//! tables, uploaded as the same bytes), so that a device transform has the CPU's bits.
+//! The kernels' per-thread bodies are `kernels/fft/threads.cuh`, mirrors of src/fft
+//! operation for operation; `tests/emulated_device.rs` runs these very launches on the
+//! emulated device, and `tests/fft_cuda.rs` compares the real launches when a GPU is there.
 //!
 //! Every kernel is a grid-stride loop of independent threads, one launch per step (a
 //! Stockham stage is one launch over all butterflies of all rows), so neither the grid, the
