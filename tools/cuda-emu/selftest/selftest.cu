@@ -27,6 +27,21 @@ extern "C" __global__ void selftest_shuffle_exited_lane(int* out) {
     out[threadIdx.x] = __shfl_sync(0xFFFFFFFFu, (int)threadIdx.x, 0);
 }
 
+// Deep recursion: each frame touches its 1 KiB, so the stack grows page by page into its
+// guard page (2 MiB in all, past a 256 KiB fiber stack). Thread 1 alone recurses, after
+// thread 0 has run, so a reused (pooled) stack is what overflows.
+__device__ int selftest_recurse(int depth) {
+    volatile char frame[1024];
+    frame[0] = (char)depth;
+    frame[1023] = (char)depth;
+    if (depth == 0) return frame[0];
+    return selftest_recurse(depth - 1) + frame[1023];
+}
+
+extern "C" __global__ void selftest_stack_overflow(int* out) {
+    out[threadIdx.x] = threadIdx.x == 1 ? selftest_recurse(2048) : 1;
+}
+
 // A shuffle over half the warp that reads a lane outside its mask.
 extern "C" __global__ void selftest_shuffle_outside_mask(int* out) {
     if (threadIdx.x < 16) {

@@ -339,17 +339,13 @@ void thread_main() {
     switch_context(&t.ctx, &b.sched);
 }
 
-void remove_region(uintptr_t begin);
+void release_stack(char* s);
 
-// Unregistered before unmapping: a stale entry would claim the addresses of whatever is
-// mapped there next (a buffer's fault then reads as a stack overflow) and fill the table.
+// A launch's fiber stacks, handed back to this OS thread's pool when the launch ends.
 struct Stacks {
     std::vector<char*> stacks;
     ~Stacks() {
-        for (char* s : stacks) {
-            remove_region((uintptr_t)s);
-            munmap(s, kStackBytes);
-        }
+        for (char* s : stacks) release_stack(s);
     }
 };
 
@@ -517,6 +513,36 @@ char* alloc_guarded(size_t bytes, size_t* map_len, int kind, char** data) {
     return region;
 }
 
+void remove_region(uintptr_t begin);
+
+// Fiber stacks stay mapped (and registered) in a per-OS-thread pool between launches:
+// mapping and guarding 256 KiB per emulated thread at every launch made up most of the
+// tests' time, in the kernel. Unregistered before unmapping at thread exit: a stale entry
+// would claim the addresses of whatever is mapped there next.
+struct StackPool {
+    std::vector<char*> free;
+    ~StackPool() {
+        for (char* s : free) {
+            remove_region((uintptr_t)s);
+            munmap(s, kStackBytes);
+        }
+    }
+};
+thread_local StackPool stack_pool;
+
+char* acquire_stack() {
+    if (!stack_pool.free.empty()) {
+        char* s = stack_pool.free.back();
+        stack_pool.free.pop_back();
+        return s;
+    }
+    size_t map_len;
+    char* data;
+    return alloc_guarded(kStackBytes - 2 * page(), &map_len, 2, &data);
+}
+
+void release_stack(char* s) { stack_pool.free.push_back(s); }
+
 const Entry* find(const char* module, const char* kernel) {
     for (const ModuleEntry* m = repro_emu_modules; m->name; m++) {
         if (strcmp(m->name, module) != 0) continue;
@@ -678,9 +704,7 @@ int repro_emu_launch(const char* module, const char* kernel, const uint32_t grid
     b.threads.resize(threads);
     Stacks stacks;
     for (size_t i = 0; i < threads; i++) {
-        size_t map_len;
-        char* data;
-        char* s = alloc_guarded(kStackBytes - 2 * page(), &map_len, 2, &data);
+        char* s = acquire_stack();
         if (!s) {
             set_error(err, err_len, "cannot map the emulated threads' stacks");
             return 1;
