@@ -4,8 +4,8 @@
 // digit tables are the CPU plan's own (src/fft/device_plan.rs, uploaded as the same bytes;
 // nothing here computes a twiddle). Every kernel is a grid-stride loop over `total` thread
 // indices, each independent of the others, so the grid size, the block size and the
-// schedule change no bit. tools/kernel-hostcheck/src/fft_shim.cpp runs the same bodies on
-// the host (tests/fft_kernel_hostcheck.rs).
+// schedule change no bit. tests/emulated_device.rs runs these kernels on the emulated device
+// against the CPU plans.
 //
 // Kernels, <t> = f32 (Precision::F32 and Ozaki) or f64 (Precision::F64Internal), buffers as
 // split (re, im) rows of the working type:

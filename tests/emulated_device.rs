@@ -560,7 +560,7 @@ fn bad_plans_are_errors_not_garbage() {
 /// The FFT's tensor-core stage (`repro_fft_stockham8_ozaki_mma`: warp shuffles and
 /// `mma.sync` m16n8k16 bf16, whose fragments the emulator lays out from the PTX ISA's
 /// tables) against the plain-loop kernel of the same stage (`repro_fft_stockham8_ozaki`,
-/// host-checked against the CPU FFT by tests/fft_kernel_hostcheck.rs): the same bits, for
+/// checked against the CPU FFT by `fft_plans_match_the_cpu`): the same bits, for
 /// a first stage (no twiddles) and a later one, with zero and NaN butterflies, and blocks
 /// of 2 warps so that the warps loop over several groups of 8 butterflies.
 #[test]
@@ -713,7 +713,8 @@ fn emulator_mma_is_the_matrix_product() {
     }
 }
 
-/// Divergent barriers, lanes missing from a collective: errors naming the call site.
+/// Divergent barriers, lanes missing from a collective: errors naming the call site; a
+/// stack overflow of an emulated thread, also on stacks reused from an earlier launch.
 #[test]
 fn emulator_reports_barrier_and_warp_defects() {
     let e = selftest("selftest_divergent_barrier", 64, 64).unwrap_err();
@@ -727,6 +728,13 @@ fn emulator_reports_barrier_and_warp_defects() {
     assert!(e.contains("exited"), "{e}");
     let e = selftest("selftest_shuffle_outside_mask", 32, 32).unwrap_err();
     assert!(e.contains("not in the mask"), "{e}");
+    // Twice: the second launch runs on the stacks the first one gave back.
+    for _ in 0..2 {
+        let e = selftest("selftest_stack_overflow", 2, 2).unwrap_err();
+        assert!(e.contains("stack overflow of an emulated thread"), "{e}");
+    }
+    // The stacks are still usable afterwards.
+    assert_eq!(selftest("selftest_collectives", 32, 128).unwrap()[0], 496);
 }
 
 /// Rotary embeddings, every layout, forward and backward, 2D tables narrowed to an offset
@@ -899,9 +907,10 @@ fn download_f8(b: &common::emu::EmuBuf, dims: &[usize]) -> Tensor {
     Tensor::from_vec(v, dims, &Cpu::Cpu).unwrap()
 }
 
-/// The FFT ops through their device launch code (gather, op kernels, every plan step:
-/// DFT-GEMM, Stockham radix 2/4/8, Bluestein, the Ozaki GEMM and stages, on tensor cores
-/// or not), every precision, kind and a strided input, against the CPU ops.
+/// The FFT ops through their device launch code (gather, the op kernels around the
+/// transform, the plan's steps, on tensor cores or not): fft, ifft, rfft and irfft (half
+/// spectra shorter than, equal to and longer than n/2 + 1), every norm and precision, a
+/// strided input, against the CPU ops.
 #[test]
 fn fft_ops_match_the_cpu() {
     use candle_repro::fft::cuda::fft_op;
@@ -909,7 +918,8 @@ fn fft_ops_match_the_cpu() {
     use candle_repro::ops::fft as cpu;
     use candle_repro::ops::fft::FftKind;
     let rows = 3;
-    for n in [1usize, 5, 12, 8, 16, 64, 512, 17, 100] {
+    let mut ops = 0;
+    for n in [1usize, 2, 5, 12, 8, 16, 64, 512, 17, 100] {
         for precision in [Precision::F32, Precision::F64Internal, Precision::Ozaki] {
             let complex =
                 Tensor::from_vec(values(2 * rows * n, n as u64, 2.0), (n, rows, 2), &Cpu::Cpu)
@@ -922,19 +932,40 @@ fn fft_ops_match_the_cpu() {
                 .unwrap()
                 .clamp(-1e3f32, 1e3f32)
                 .unwrap();
-            let half = complex.narrow(1, 0, n / 2 + 1).unwrap();
-            for (kind, norm) in [
-                (FftKind::Fft, Norm::Backward),
-                (FftKind::Ifft, Norm::Ortho),
-                (FftKind::Rfft, Norm::Forward),
-                (FftKind::Irfft, Norm::Backward),
-            ] {
-                let (x, want) = match kind {
-                    FftKind::Fft => (&complex, cpu::fft_with(&complex, norm, precision)),
-                    FftKind::Ifft => (&complex, cpu::ifft_with(&complex, norm, precision)),
-                    FftKind::Rfft => (&real, cpu::rfft_with(&real, norm, precision)),
-                    FftKind::Irfft => (&half, cpu::irfft_with(&half, Some(n), norm, precision)),
-                };
+            let spectrum = |m: usize| {
+                Tensor::from_vec(
+                    values(2 * rows * m, 7 + m as u64, 2.0),
+                    (rows, m, 2),
+                    &Cpu::Cpu,
+                )
+                .unwrap()
+                .clamp(-1e3f32, 1e3f32)
+                .unwrap()
+            };
+            let mut cases = Vec::new();
+            for norm in [Norm::Backward, Norm::Ortho, Norm::Forward] {
+                let c = &complex;
+                cases.push((
+                    FftKind::Fft,
+                    norm,
+                    c.clone(),
+                    cpu::fft_with(c, norm, precision),
+                ));
+                cases.push((
+                    FftKind::Ifft,
+                    norm,
+                    c.clone(),
+                    cpu::ifft_with(c, norm, precision),
+                ));
+                let want = cpu::rfft_with(&real, norm, precision);
+                cases.push((FftKind::Rfft, norm, real.clone(), want));
+                for m in [n / 2 + 1, n / 2 + 3, (n / 4).max(1)] {
+                    let h = spectrum(m);
+                    let want = cpu::irfft_with(&h, Some(n), norm, precision);
+                    cases.push((FftKind::Irfft, norm, h, want));
+                }
+            }
+            for (kind, norm, x, want) in cases {
                 let want = want.unwrap();
                 let mmas: &[bool] = if precision == Precision::Ozaki {
                     &[false, true]
@@ -942,12 +973,80 @@ fn fft_ops_match_the_cpu() {
                     &[false]
                 };
                 for &mma in mmas {
-                    let (buf, layout) = upload(x);
+                    let (buf, layout) = upload(&x);
                     let out = fft_op(&Emu, kind, n, norm, precision, mma, &buf, &layout).unwrap();
-                    let what = format!("{kind:?} n={n} {precision:?} mma={mma}");
+                    let what = format!(
+                        "{kind:?} {norm:?} n={n} {:?} {precision:?} mma={mma}",
+                        x.dims()
+                    );
                     same_bits(&what, &download(&out, want.dims()), &want);
+                    ops += 1;
                 }
             }
         }
     }
+    println!("{ops} op calls: device == CPU");
+}
+
+#[path = "common/fft_ref.rs"]
+mod fft_ref;
+
+/// The transform of one plan through its device launch steps against the CPU plan.
+fn check_fft_plan(n: usize, mma_too: bool) -> usize {
+    use candle_repro::fft::{FftPlan, Precision};
+    let rows = match n {
+        0..=4096 => 16,
+        4097..=65536 => 8,
+        _ => 2,
+    };
+    let mut compared = 0;
+    for precision in [Precision::F32, Precision::Ozaki, Precision::F64Internal] {
+        let plan = FftPlan::new(n, precision).unwrap();
+        for inverse in [false, true] {
+            let x = fft_ref::special_rows(rows, n, 0x9E37_79B9 ^ (n as u64) << 8 ^ inverse as u64);
+            let z = fft_ref::deinterleave(&x);
+            let mut want = vec![num_complex::Complex32::new(0.0, 0.0); z.len()];
+            if inverse {
+                plan.inverse_out_of_place(&z, &mut want).unwrap();
+            } else {
+                plan.forward_out_of_place(&z, &mut want).unwrap();
+            }
+            let want = Tensor::from_vec(fft_ref::interleave(&want), x.len(), &Cpu::Cpu).unwrap();
+            let (buf, layout) = upload(&Tensor::from_vec(x.clone(), x.len(), &Cpu::Cpu).unwrap());
+            let mmas: &[bool] = if mma_too && precision == Precision::Ozaki {
+                &[false, true]
+            } else {
+                &[false]
+            };
+            for &mma in mmas {
+                let src = (&buf, layout.start_offset(), x.len());
+                let out =
+                    candle_repro::fft::cuda::transform(&Emu, &plan, inverse, mma, src).unwrap();
+                let what = format!("n={n} {precision:?} inverse={inverse} mma={mma}");
+                same_bits(&what, &download(&out, x.len()), &want);
+                compared += x.len() / 2;
+            }
+        }
+    }
+    compared
+}
+
+/// Every plan kind through the device launch steps (`fft::cuda::transform`: DFT-GEMM,
+/// Stockham radix 2/4/8 stages, Bluestein's chirp steps, the Ozaki GEMM and stages, plain
+/// and on tensor cores) on rows with NaN, infinities, zeros and subnormals: every power of
+/// two 2^1..2^16 and 2^20, n <= 16, Bluestein sizes, three precisions, forward and
+/// inverse, against the CPU plan.
+#[test]
+fn fft_plans_match_the_cpu() {
+    let mut total = 0;
+    for p in 1..=16 {
+        total += check_fft_plan(1 << p, p <= 12);
+    }
+    total += check_fft_plan(1 << 20, false);
+    for n in [
+        1, 3, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 17, 24, 100, 127, 1000, 1155, 4097, 12345,
+    ] {
+        total += check_fft_plan(n, n <= 1000);
+    }
+    println!("{total} transformed values: device steps == CPU");
 }

@@ -3,7 +3,7 @@
 //! ordinary values at several scales and rows with NaN, infinity, zeros and subnormals;
 //! the Ozaki radix-8 stages both as the plain f32 loop and on tensor cores (mma.sync,
 //! sm_80+). Without a device the tests print "skipped: no CUDA device" and pass; the same
-//! kernels' bodies are checked on the host by tests/fft_kernel_hostcheck.rs.
+//! kernels run on the emulated device in tests/emulated_device.rs.
 //!
 //! `cargo test --release --features cuda --test fft_cuda -- --nocapture`
 #![cfg(feature = "cuda")]

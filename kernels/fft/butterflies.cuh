@@ -3,7 +3,7 @@
 // Rust order. Compiled without contraction (--fmad=false on the device, -ffp-contract=off
 // on the host), so a butterfly's output bits are a pure function of its inputs on both.
 // Templated on the working type: float (Precision::F32 and Ozaki) or double (F64Internal).
-// Compiles as CUDA and as host C++ (tools/kernel-hostcheck/src/fft_shim.cpp).
+// Compiles as CUDA and as host C++ (the emulated device, tools/cuda-emu).
 #pragma once
 
 #include "math/common.cuh"

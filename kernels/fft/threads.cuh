@@ -1,6 +1,6 @@
 // The per-thread bodies of the kernels in kernels/fft.cu: thread `tid` of a launch over a
 // batch of rows does exactly this, whether it runs on the GPU (fft.cu, grid-stride loops)
-// or in the host check (tools/kernel-hostcheck/src/fft_shim.cpp, a loop over tid). Buffers
+// or on the emulated device (tests/emulated_device.rs). Buffers
 // are split (re, im) rows of the working type T, row after row; the index maps are the ones
 // of src/fft (plan.rs process_rows, stockham.rs, dft_gemm.rs, bluestein.rs).
 #pragma once

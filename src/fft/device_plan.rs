@@ -6,8 +6,8 @@
 //!
 //! The steps mirror the CPU code path by path (plan.rs `process_rows`, dft_gemm.rs,
 //! stockham.rs, bluestein.rs). `src/fft/cuda.rs` launches one kernel per step;
-//! `tests/fft_kernel_hostcheck.rs` runs the same steps with the kernels' per-thread bodies
-//! compiled as host C++ and compares the bits with [`FftPlan`]'s.
+//! `tests/emulated_device.rs` runs those launches on the emulated device and compares the
+//! bits with [`FftPlan`]'s.
 //!
 //! Buffers: `buffers` split working buffers, each holding `rows * buffer_len` values of the
 //! working type for re and as many for im; a step's rows are packed at its own row length
@@ -372,5 +372,38 @@ impl<T: FftScalar> Builder<T> {
             chirp,
         });
         0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fft::{FftPlan, Precision};
+
+    /// The steps index the plan's table: it holds the correctly rounded twiddles at the
+    /// offsets the stages read (the first stage has none). Spot check of one radix-8 stage.
+    #[test]
+    fn plans_carry_the_cpu_tables() {
+        let plan = FftPlan::new(64, Precision::F32).unwrap();
+        let dp = plan.device_plan();
+        let Table::F32(t) = &dp.table else {
+            panic!("f32 table")
+        };
+        let stages: Vec<_> = dp
+            .steps
+            .iter()
+            .filter_map(|s| match *s {
+                Step::Stage { ns, tw, radix, .. } => Some((radix, ns, tw)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(stages.len(), 2);
+        let (radix, ns, tw) = stages[1];
+        assert_eq!((radix, ns), (8, 8));
+        // w_64^(r j) for r = 1, j = 1: (cos, -sin)(2 pi / 64), test-side platform math.
+        let (c, s) = (t[tw + 1], t[tw + (radix - 1) * ns + 1]);
+        let a = 2.0 * std::f64::consts::PI / 64.0;
+        assert_eq!(c, a.cos() as f32);
+        assert_eq!(s, -(a.sin() as f32));
     }
 }

@@ -1,7 +1,6 @@
 //! Compile the device math header as plain host C++ (no contraction into FMA, IEEE
 //! semantics) so the tests can compare it bit for bit with the Rust functions: src/shim.cpp
-//! (the elementwise functions of repro_math.cuh), src/fft_shim.cpp (the FFT kernels' per-thread
-//! bodies, kernels/fft/threads.cuh), src/matmul_shim.cpp (the matmul kernels' per-output
+//! (the elementwise functions of repro_math.cuh), src/matmul_shim.cpp (the matmul kernels' per-output
 //! code, kernels/matmul/tiers.cuh) and src/norm_shim.cpp (the norm kernel's blocks,
 //! kernels/norm/row.cuh).
 
@@ -13,14 +12,12 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(repro_workspace)");
     println!("cargo:rustc-cfg=repro_workspace");
     println!("cargo:rerun-if-changed=src/shim.cpp");
-    println!("cargo:rerun-if-changed=src/fft_shim.cpp");
     println!("cargo:rerun-if-changed=src/matmul_shim.cpp");
     println!("cargo:rerun-if-changed=src/norm_shim.cpp");
     println!("cargo:rerun-if-changed={}", kernels.display());
     cc::Build::new()
         .cpp(true)
         .file("src/shim.cpp")
-        .file("src/fft_shim.cpp")
         .file("src/matmul_shim.cpp")
         .file("src/norm_shim.cpp")
         .include(&kernels)
