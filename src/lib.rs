@@ -27,7 +27,6 @@ pub mod norm;
 pub mod ops;
 pub mod rope;
 pub mod softmax;
-pub(crate) mod vector;
 
 pub use arith::add;
 pub use elementwise::{

@@ -31,6 +31,8 @@ use super::plan::canonical;
 use super::scalar::FftScalar;
 use super::twiddles;
 use crate::math::VectorPath;
+use crate::math::unary::best_path;
+use crate::math::vector::{Isa, PathKernel, run_on};
 use num_complex::Complex32;
 
 /// One stage: its radix, `ns`, and the twiddles w_{ns R}^{r j} stored as
@@ -173,12 +175,6 @@ fn execute<T: FftScalar>(
     unsafe { dispatch(plan, best_path(), io) }
 }
 
-/// The widest vector path of this CPU, detected once.
-pub(crate) fn best_path() -> VectorPath {
-    static PATH: std::sync::OnceLock<VectorPath> = std::sync::OnceLock::new();
-    *PATH.get_or_init(VectorPath::detect)
-}
-
 /// Where a transform reads its input and leaves its output.
 #[derive(Clone, Copy)]
 enum Io<T> {
@@ -200,44 +196,30 @@ enum Io<T> {
     },
 }
 
-/// Runs `io` with the copy of the stage loops for `path` (falling back to the baseline
-/// when the CPU lacks the features). Only the vector width differs between the copies.
+/// Runs `io` with the copy of the stage loops for `path` (or the widest below it that the
+/// CPU has). Only the vector width differs between the copies.
 ///
 /// # Safety
 /// The pointers of `io` are valid for n values as described on [`Io`], and only `src`
 /// and `dst` may overlap.
 unsafe fn dispatch<T: FftScalar>(plan: &Stockham<T>, path: VectorPath, io: Io<T>) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let best = VectorPath::detect();
-        match path {
-            // SAFETY: the CPU has the features (checked by `detect`).
-            VectorPath::Avx512 if best == VectorPath::Avx512 => unsafe {
-                return execute_avx512(plan, io);
-            },
-            VectorPath::Avx2 if best != VectorPath::Baseline => unsafe {
-                return execute_avx2(plan, io);
-            },
-            _ => {}
-        }
+    run_on(path, Stages { plan, io })
+}
+
+/// The stage loops as a kernel for [`run_on`], with vectors of the instruction set's width.
+/// Built only by [`dispatch`], whose caller vouches for the pointers.
+struct Stages<'a, T> {
+    plan: &'a Stockham<T>,
+    io: Io<T>,
+}
+
+impl<T: FftScalar> PathKernel<()> for Stages<'_, T> {
+    #[inline(always)]
+    fn run<I: Isa>(self) {
+        // SAFETY: as for `dispatch`, the only constructor; the copy being compiled has the
+        // instructions of vectors of `I::VECTOR_BYTES`.
+        unsafe { execute_lanes(self.plan, self.io, I::VECTOR_BYTES) }
     }
-    let _ = path;
-    // SAFETY: as for this function.
-    unsafe { execute_lanes(plan, io, 16) }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2")]
-unsafe fn execute_avx512<T: FftScalar>(plan: &Stockham<T>, io: Io<T>) {
-    // SAFETY: as for `dispatch`.
-    unsafe { execute_lanes(plan, io, 64) }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn execute_avx2<T: FftScalar>(plan: &Stockham<T>, io: Io<T>) {
-    // SAFETY: as for `dispatch`.
-    unsafe { execute_lanes(plan, io, 32) }
 }
 
 /// The stages with vectors of at most `bytes` (fewer lanes when the transform is short:

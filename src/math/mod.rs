@@ -45,6 +45,7 @@ pub mod softplus;
 pub mod tanh;
 pub mod trig;
 pub(crate) mod unary;
+pub(crate) mod vector;
 
 pub use round::Format;
 pub use unary::{VectorPath, force_vector_path};

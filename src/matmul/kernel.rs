@@ -1,7 +1,7 @@
 //! The arithmetic of the CPU matmul's first tier: a register-tile micro-kernel for the
 //! GEMM path and a dot-product kernel for the GEMV path, each written once as scalar code
 //! over fixed-size arrays; the compiler vectorizes it, and the AVX2 and AVX-512 copies are
-//! the same code compiled with those target features (`crate::vector`).
+//! the same code compiled with those target features (`crate::math::vector`).
 //!
 //! Every product here is of two values that widen exactly to f32, so it is exact in f64;
 //! fused and unfused multiply-adds (`crate::math::madd`) then give the same sums. Which

@@ -1,6 +1,8 @@
 //! Running one kernel on a chosen vector path: the kernel is written once, generic over an
 //! instruction-set marker ([`Isa`]), and [`run_on`] calls the copy compiled with that
 //! instruction set's target features (or the baseline copy where the CPU lacks them).
+//! Every op's vector paths go through here (the elementwise functions, softmax, rope, the
+//! FFT's Stockham stages, the matmul): one place that maps a path to target features.
 //!
 //! The kernels' `run` must be `#[inline(always)]`, and so must everything it calls that
 //! does arithmetic (no closure in between): it is then compiled inside the
@@ -12,23 +14,28 @@ use crate::math::VectorPath;
 pub(crate) trait Isa {
     /// Whether the copy fuses the multiply-adds it writes out (`crate::math::madd`).
     const FUSED: bool;
+    /// The widest vector register, in bytes (kernels that pick explicit SIMD types).
+    const VECTOR_BYTES: usize;
 }
 
 /// The target's baseline (SSE2 on x86-64, NEON on aarch64).
 pub(crate) struct Baseline;
 /// x86-64 AVX2 + FMA.
 pub(crate) struct Avx2;
-/// x86-64 AVX-512 (F, DQ, VL) + AVX2 + FMA.
+/// x86-64 AVX-512 (F, DQ, VL, BW) + AVX2 + FMA.
 pub(crate) struct Avx512;
 
 impl Isa for Baseline {
     const FUSED: bool = crate::math::madd::TARGET_FUSES;
+    const VECTOR_BYTES: usize = 16;
 }
 impl Isa for Avx2 {
     const FUSED: bool = true;
+    const VECTOR_BYTES: usize = 32;
 }
 impl Isa for Avx512 {
     const FUSED: bool = true;
+    const VECTOR_BYTES: usize = 64;
 }
 
 /// A kernel with its arguments, run by [`run_on`].
@@ -39,7 +46,7 @@ pub(crate) trait PathKernel<Out> {
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,fma")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
 fn run_avx512<Out, K: PathKernel<Out>>(k: K) -> Out {
     k.run::<Avx512>()
 }
