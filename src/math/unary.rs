@@ -28,8 +28,6 @@
 
 use super::madd::TARGET_FUSES;
 use super::round::{Format, round_if_certain};
-use super::vector::{Isa, PathKernel, run_on};
-use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 
 /// A correctly rounded function of one f32 argument (see the module documentation).
@@ -122,23 +120,18 @@ fn map_generic<U: CrUnary, F: Format, const FUSED: bool>(xs: &[F], out: &mut [Ma
     }
 }
 
-/// [`map_generic`] as a kernel for [`run_on`]: the fast paths fuse their multiply-adds
-/// exactly where the instruction set's copy does (`Isa::FUSED`).
-struct MapTask<'a, U, F> {
-    xs: &'a [F],
-    out: &'a mut [MaybeUninit<F>],
-    f: PhantomData<U>,
+// Wrappers with the slices as parameters (not `math::vector::run_on`, whose kernel struct
+// hides them from LLVM's alias analysis: the loop below would not vectorize).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
+fn map_avx512<U: CrUnary, F: Format>(xs: &[F], out: &mut [MaybeUninit<F>]) {
+    map_generic::<U, F, true>(xs, out)
 }
 
-impl<U: CrUnary, F: Format> PathKernel<()> for MapTask<'_, U, F> {
-    #[inline(always)]
-    fn run<I: Isa>(self) {
-        if I::FUSED {
-            map_generic::<U, F, true>(self.xs, self.out)
-        } else {
-            map_generic::<U, F, false>(self.xs, self.out)
-        }
-    }
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn map_avx2<U: CrUnary, F: Format>(xs: &[F], out: &mut [MaybeUninit<F>]) {
+    map_generic::<U, F, true>(xs, out)
 }
 
 /// Which compiled copy of the slice kernels runs. Every copy gives the same bits; this
@@ -189,21 +182,29 @@ impl VectorPath {
     }
 }
 
-/// Apply f to every element on the given path (or the widest below it that the CPU has).
-/// Every element of `out` is written.
+/// Apply f to every element with the given path (falls back to the baseline when the CPU
+/// lacks the requested features). Every element of `out` is written.
 pub(crate) fn map_uninit_with<U: CrUnary, F: Format>(
     path: VectorPath,
     xs: &[F],
     out: &mut [MaybeUninit<F>],
 ) {
-    run_on(
-        path,
-        MapTask::<U, F> {
-            xs,
-            out,
-            f: PhantomData,
-        },
-    )
+    #[cfg(target_arch = "x86_64")]
+    {
+        let best = VectorPath::detect();
+        match path {
+            // SAFETY: the CPU supports the features (checked by `detect`).
+            VectorPath::Avx512 if best == VectorPath::Avx512 => unsafe {
+                return map_avx512::<U, F>(xs, out);
+            },
+            VectorPath::Avx2 if best != VectorPath::Baseline => unsafe {
+                return map_avx2::<U, F>(xs, out);
+            },
+            _ => {}
+        }
+    }
+    let _ = path;
+    map_generic::<U, F, TARGET_FUSES>(xs, out)
 }
 
 /// A process-wide cap on the vector path (0: none, 1: baseline, 2: AVX2, 3: AVX-512).

@@ -11,8 +11,6 @@
 //! products are exact, so a fused `a*b + c` gives the same sum as `a*b` then `+ c`.
 
 use crate::math::Format;
-use crate::math::unary::best_path;
-use crate::math::vector::{Isa, PathKernel, run_on};
 
 /// The exact sum p + q (p, q exact products) correctly rounded to `F`.
 #[inline(always)]
@@ -177,27 +175,77 @@ fn rows_generic<F: Format>(
     }
 }
 
-/// [`rows_generic`] as a kernel for [`run_on`]: the same code compiled for wider vectors;
-/// the operations are the same IEEE operations, so every copy gives the same bits (the
-/// products are exact, so even a contraction into an FMA could not change a sum; Rust
-/// does not contract anyway).
-struct Rows<'a, F> {
-    g: &'a Geometry,
+// The same code compiled for wider vectors (runtime dispatch); the operations are the same
+// IEEE operations, so every copy gives the same bits (the products are exact, so even a
+// contraction into an FMA could not change a sum; Rust does not contract anyway).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
+fn rows_avx512<F: Format>(
+    g: &Geometry,
     first: usize,
-    xs: &'a [F],
-    cos: &'a [F],
-    sin: &'a [F],
-    ys: &'a mut [Out<F>],
+    xs: &[F],
+    cos: &[F],
+    sin: &[F],
+    ys: &mut [Out<F>],
     sgn: f64,
+) {
+    rows_generic(g, first, xs, cos, sin, ys, sgn)
 }
 
-impl<F: Format> PathKernel<()> for Rows<'_, F> {
-    #[inline(always)]
-    fn run<I: Isa>(self) {
-        rows_generic(
-            self.g, self.first, self.xs, self.cos, self.sin, self.ys, self.sgn,
-        )
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn rows_avx2<F: Format>(
+    g: &Geometry,
+    first: usize,
+    xs: &[F],
+    cos: &[F],
+    sin: &[F],
+    ys: &mut [Out<F>],
+    sgn: f64,
+) {
+    rows_generic(g, first, xs, cos, sin, ys, sgn)
+}
+
+/// 0 = baseline, 1 = AVX2, 2 = AVX-512 (with BW): the crate's vector path
+/// (`crate::math::unary::best_path`, which a test may cap).
+fn vector_level() -> u8 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use crate::math::VectorPath;
+        static BW: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let bw = *BW.get_or_init(|| std::is_x86_feature_detected!("avx512bw"));
+        match crate::math::unary::best_path() {
+            VectorPath::Avx512 if bw => return 2,
+            VectorPath::Avx512 | VectorPath::Avx2 => return 1,
+            _ => {}
+        }
     }
+    0
+}
+
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn rows<F: Format>(
+    level: u8,
+    g: &Geometry,
+    first: usize,
+    xs: &[F],
+    cos: &[F],
+    sin: &[F],
+    ys: &mut [Out<F>],
+    sgn: f64,
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: the CPU has the features (checked by `vector_level`).
+        match level {
+            2 => return unsafe { rows_avx512(g, first, xs, cos, sin, ys, sgn) },
+            1 => return unsafe { rows_avx2(g, first, xs, cos, sin, ys, sgn) },
+            _ => {}
+        }
+    }
+    let _ = level;
+    rows_generic(g, first, xs, cos, sin, ys, sgn)
 }
 
 /// Apply the rotation to contiguous `x` (b*h*t*d elements) with contiguous cos/sin tables
@@ -217,7 +265,7 @@ pub(crate) fn apply<F: Format + Default>(
     }
     let mut out = crate::ops::buffer::uninit::<F>(x.len());
     let y = &mut out[..];
-    let path = best_path();
+    let level = vector_level();
     let chunk = d * ROWS_PER_TASK;
     if g.layout != RopeLayout::Thd && g.h > 1 && g.t >= 2 * T_BLOCK && x.len() > chunk {
         // (b, h, t, d): a task is one batch entry and a block of T_BLOCK positions, looping
@@ -234,51 +282,17 @@ pub(crate) fn apply<F: Format + Default>(
                 // SAFETY: rows r0..r0+len of y, inside y, written by this task only (the
                 // (batch, head, block) triples of distinct tasks are disjoint).
                 let ys = unsafe { std::slice::from_raw_parts_mut(yp.get().add(r0 * d), len * d) };
-                run_on(
-                    path,
-                    Rows {
-                        g,
-                        first: r0,
-                        xs,
-                        cos,
-                        sin,
-                        ys,
-                        sgn,
-                    },
-                );
+                rows(level, g, r0, xs, cos, sin, ys, sgn);
             }
         });
     } else if x.len() <= chunk {
-        run_on(
-            path,
-            Rows {
-                g,
-                first: 0,
-                xs: x,
-                cos,
-                sin,
-                ys: y,
-                sgn,
-            },
-        );
+        rows(level, g, 0, x, cos, sin, y, sgn);
     } else {
         x.par_chunks(chunk)
             .zip(y.par_chunks_mut(chunk))
             .enumerate()
             .for_each(|(task, (xs, ys))| {
-                let first = task * ROWS_PER_TASK;
-                run_on(
-                    path,
-                    Rows {
-                        g,
-                        first,
-                        xs,
-                        cos,
-                        sin,
-                        ys,
-                        sgn,
-                    },
-                )
+                rows(level, g, task * ROWS_PER_TASK, xs, cos, sin, ys, sgn)
             });
     }
     // SAFETY: the rows cover all of x (x.len() is a multiple of d, every row writes its d
@@ -306,7 +320,6 @@ impl<T> SyncPtr<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::math::VectorPath;
     use half::bf16;
 
     #[test]
@@ -383,22 +396,9 @@ mod tests {
                     batched: false,
                 };
                 let mut outs = Vec::new();
-                for path in VectorPath::available() {
+                for level in 0..=vector_level() {
                     let mut y = vec![std::mem::MaybeUninit::new(F::default()); x.len()];
-                    let (xs, cos, sin, ys) = (&x[..], &c[..], &s[..], &mut y[..]);
-                    let first = 0;
-                    run_on(
-                        path,
-                        Rows {
-                            g: &g,
-                            first,
-                            xs,
-                            cos,
-                            sin,
-                            ys,
-                            sgn: 1.0,
-                        },
-                    );
+                    rows(level, &g, 0, &x, &c, &s, &mut y, 1.0);
                     let y: Vec<u32> = y
                         .iter()
                         .map(|v| unsafe { v.assume_init() }.bits())

@@ -65,7 +65,6 @@ use crate::math::exact_sum::{FLUSH_CHUNKS, FixedSum, LANES, exponent_floor, spli
 use crate::math::exp::exp_fast_f64;
 use crate::math::log::{log_dd, log1p_dd};
 use crate::math::round::pow2;
-use crate::math::vector::{Isa, PathKernel, run_on};
 use crate::math::{Format, VectorPath};
 use crate::ops::buffer;
 use crate::ops::layout::logical_elements;
@@ -365,44 +364,67 @@ fn rows_generic<F: Format>(log: bool, n: usize, x: &[F], out: &mut [Out<F>]) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Vector-path copies: the same code compiled for AVX2 / AVX-512 by `math::vector::run_on`
-// (FMA enabled, never used: Rust does not contract a * b + c), so every copy gives the
-// same bits.
+// Vector-path copies: the same code compiled for AVX2 / AVX-512 (FMA enabled, never used:
+// Rust does not contract a * b + c), so every copy gives the same bits.
 // ---------------------------------------------------------------------------------------
 
-/// `$name(path, args)`: `$generic(args)` run on `path` through [`run_on`], as a kernel
-/// struct holding the arguments (`$lt`: the lifetime of the borrowed ones).
 macro_rules! multiversion {
-    ($name:ident<$lt:lifetime>, $generic:ident, ($($arg:ident : $ty:ty),*) -> $ret:ty) => {
+    ($name:ident, $generic:ident, ($($arg:ident : $ty:ty),*) -> $ret:ty) => {
         paste::paste! {
-            struct [<$name:camel>]<$lt, F> {
-                $($arg: $ty,)*
-                f: std::marker::PhantomData<&$lt F>,
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
+            fn [<$name _avx512>]<F: Format>($($arg: $ty),*) -> $ret {
+                $generic::<F>($($arg),*)
             }
 
-            impl<$lt, F: Format> PathKernel<$ret> for [<$name:camel>]<$lt, F> {
-                #[inline(always)]
-                fn run<I: Isa>(self) -> $ret {
-                    $generic::<F>($(self.$arg),*)
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2,fma")]
+            fn [<$name _avx2>]<F: Format>($($arg: $ty),*) -> $ret {
+                $generic::<F>($($arg),*)
+            }
+
+            fn $name<F: Format>(path: VectorPath, $($arg: $ty),*) -> $ret {
+                #[cfg(target_arch = "x86_64")]
+                {
+                    let best = VectorPath::detect_cached();
+                    match path {
+                        // SAFETY: the CPU has the features (checked by `detect`).
+                        VectorPath::Avx512 if best == VectorPath::Avx512 => unsafe {
+                            return [<$name _avx512>]::<F>($($arg),*);
+                        },
+                        VectorPath::Avx2 if best != VectorPath::Baseline => unsafe {
+                            return [<$name _avx2>]::<F>($($arg),*);
+                        },
+                        _ => {}
+                    }
                 }
-            }
-
-            fn $name<$lt, F: Format>(path: VectorPath, $($arg: $ty),*) -> $ret {
-                run_on(path, [<$name:camel>] { $($arg,)* f: std::marker::PhantomData })
+                let _ = path;
+                $generic::<F>($($arg),*)
             }
         }
     };
 }
 
-multiversion!(rows_mv<'a>, rows_generic, (log: bool, n: usize, x: &'a [F], out: &'a mut [Out<F>]) -> ());
-multiversion!(max_mv<'a>, max_pass, (x: &'a [F]) -> f32);
-multiversion!(count_mv<'a>, count_pass, (x: &'a [F], m: f32) -> (u64, u64, f32));
+trait DetectCached {
+    fn detect_cached() -> VectorPath;
+}
+
+impl DetectCached for VectorPath {
+    fn detect_cached() -> VectorPath {
+        static PATH: std::sync::OnceLock<VectorPath> = std::sync::OnceLock::new();
+        *PATH.get_or_init(VectorPath::detect)
+    }
+}
+
+multiversion!(rows_mv, rows_generic, (log: bool, n: usize, x: &[F], out: &mut [Out<F>]) -> ());
+multiversion!(max_mv, max_pass, (x: &[F]) -> f32);
+multiversion!(count_mv, count_pass, (x: &[F], m: f32) -> (u64, u64, f32));
 
 #[inline(always)]
 fn sum_block_log<F: Format>(x: &[F], m: f32, scale: f64) -> FixedSum {
     sum_pass::<F, true>(x, m, scale, &mut []).0
 }
-multiversion!(sum_log_mv<'a>, sum_block_log, (x: &'a [F], m: f32, scale: f64) -> FixedSum);
+multiversion!(sum_log_mv, sum_block_log, (x: &[F], m: f32, scale: f64) -> FixedSum);
 
 /// softmax's sum over a block of a long row (the terms are recomputed for the output).
 #[inline(always)]
@@ -410,19 +432,19 @@ fn sum_block_softmax<F: Format>(x: &[F], m: f32) -> (FixedSum, bool) {
     let mut scratch = vec![0.0; x.len()];
     sum_pass::<F, false>(x, m, 1.0, &mut scratch)
 }
-multiversion!(sum_softmax_mv<'a>, sum_block_softmax, (x: &'a [F], m: f32) -> (FixedSum, bool));
+multiversion!(sum_softmax_mv, sum_block_softmax, (x: &[F], m: f32) -> (FixedSum, bool));
 
 #[inline(always)]
 fn softmax_block<F: Format>(x: &[F], m: f32, r: f64, out: &mut [Out<F>]) {
     softmax_out(x, m, r, None, out)
 }
-multiversion!(softmax_out_mv<'a>, softmax_block, (x: &'a [F], m: f32, r: f64, out: &'a mut [Out<F>]) -> ());
+multiversion!(softmax_out_mv, softmax_block, (x: &[F], m: f32, r: f64, out: &mut [Out<F>]) -> ());
 
 #[inline(always)]
 fn log_block<F: Format>(x: &[F], m: f32, l: DD, out: &mut [Out<F>]) {
     log_softmax_out(x, m, l, out)
 }
-multiversion!(log_out_mv<'a>, log_block, (x: &'a [F], m: f32, l: DD, out: &'a mut [Out<F>]) -> ());
+multiversion!(log_out_mv, log_block, (x: &[F], m: f32, l: DD, out: &mut [Out<F>]) -> ());
 
 /// One long row, each pass split into blocks of [`BLOCK`] over rayon.
 fn long_row<F: Format>(path: VectorPath, log: bool, x: &[F], out: &mut [Out<F>]) {
