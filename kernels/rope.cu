@@ -9,9 +9,9 @@
 // x1*c - x2*s (x1*s + x2*c) of the stored inputs rounded once. Built with --fmad=false like
 // every kernel here; with exact products a contraction could not change a bit anyway.
 //
-// The arithmetic and the index computation (rope_pair) are plain RM_FN functions, compiled
-// both by nvcc and, without __CUDACC__, as host C++ for the bit comparison with the Rust
-// kernel. The __global__ entry points are for nvcc and the emulated device (tools/cuda-emu).
+// The arithmetic and the index computation (rope_pair) are plain RM_FN functions; the
+// whole file runs on the emulated device (tools/cuda-emu, tests/emulated_device.rs) for the
+// bit comparison with the Rust kernel.
 #include "repro_math.cuh"
 
 #define ROPE_BLOCK 256

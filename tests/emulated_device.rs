@@ -816,6 +816,178 @@ fn rope_matches_the_cpu() {
     }
 }
 
+/// Values from random bits of the format (every exponent, subnormals, a few inf/NaN); for
+/// f32 half of them moderate, so that the rotations' sums cancel and round.
+fn random_bits_tensor(n: usize, shape: &[usize], dt: DType, seed: u64) -> Tensor {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    match dt {
+        DType::F32 => {
+            let v: Vec<f32> = (0..n)
+                .map(|k| {
+                    let r = next();
+                    match k % 4 {
+                        0 | 1 => ((r >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0,
+                        _ => f32::from_bits((r >> 32) as u32),
+                    }
+                })
+                .collect();
+            Tensor::from_vec(v, shape, &Cpu::Cpu).unwrap()
+        }
+        DType::BF16 => {
+            let v: Vec<half::bf16> = (0..n)
+                .map(|_| half::bf16::from_bits((next() >> 48) as u16))
+                .collect();
+            Tensor::from_vec(v, shape, &Cpu::Cpu).unwrap()
+        }
+        _ => {
+            let v: Vec<half::f16> = (0..n)
+                .map(|_| half::f16::from_bits((next() >> 48) as u16))
+                .collect();
+            Tensor::from_vec(v, shape, &Cpu::Cpu).unwrap()
+        }
+    }
+}
+
+/// Rotations on inputs that stress the rounding (random bits over the whole exponent
+/// range, cancellations, subnormals, inf and NaN, in x and in the tables), every dtype,
+/// layout, direction and table shape (2D and per-batch 3D, longer than t), a head
+/// dimension of 128 over several blocks.
+#[test]
+fn rope_matches_the_cpu_on_hard_inputs() {
+    use candle_repro::rope::{RopeLayout, rope_bwd, rope_i_bwd, rope_thd_bwd, rope_with};
+    let mut cases = 0;
+    for dt in FLOATS {
+        for layout in [RopeLayout::Halves, RopeLayout::Interleaved, RopeLayout::Thd] {
+            for (b, h, t, d, cs_t, batched) in [
+                (2usize, 3usize, 5usize, 16usize, 9usize, false),
+                (3, 2, 4, 8, 6, true),
+                (1, 8, 64, 128, 64, false),
+            ] {
+                for sgn in [1.0f64, -1.0] {
+                    let shape = if layout == RopeLayout::Thd {
+                        vec![b, t, h, d]
+                    } else {
+                        vec![b, h, t, d]
+                    };
+                    let cs_shape = if batched {
+                        vec![b, cs_t, d / 2]
+                    } else {
+                        vec![cs_t, d / 2]
+                    };
+                    let ncs: usize = cs_shape.iter().product();
+                    let seed = (cases as u64 + 1) * 7919;
+                    let x = random_bits_tensor(b * h * t * d, &shape, dt, seed);
+                    let c = random_bits_tensor(ncs, &cs_shape, dt, seed + 1);
+                    let s = random_bits_tensor(ncs, &cs_shape, dt, seed + 2);
+                    // The ops take tables of exactly t rows, contiguous (a 2D narrowing keeps
+                    // its start offset).
+                    let first_rows = |m: &Tensor| {
+                        m.narrow(cs_shape.len() - 2, 0, t)
+                            .unwrap()
+                            .contiguous()
+                            .unwrap()
+                    };
+                    let (c_t, s_t) = (first_rows(&c), first_rows(&s));
+                    let want = if sgn > 0.0 {
+                        rope_with(layout, &x, &c_t, &s_t)
+                    } else {
+                        match layout {
+                            RopeLayout::Halves => rope_bwd(&x, &c_t, &s_t),
+                            RopeLayout::Interleaved => rope_i_bwd(&x, &c_t, &s_t),
+                            RopeLayout::Thd => rope_thd_bwd(&x, &c_t, &s_t),
+                        }
+                    }
+                    .unwrap();
+                    let ((xb, xl), (cb, cl), (sb, sl)) = (upload(&x), upload(&c_t), upload(&s_t));
+                    let out = candle_repro::rope::cuda::rope(
+                        &Emu,
+                        layout,
+                        sgn,
+                        (&xb, &xl),
+                        (&cb, &cl),
+                        (&sb, &sl),
+                    )
+                    .unwrap();
+                    let what =
+                        format!("rope {dt:?} {layout:?} sgn={sgn} {shape:?} batched={batched}");
+                    same_bits(&what, &download(&out, x.dims()), &want);
+                    cases += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(cases, 54);
+}
+
+/// The fused kernel (cos/sin per element with the device trig mirror) against the CPU op:
+/// plain, Llama 3.1 and YaRN frequencies, positions up to 2^32 - 1 (the exact argument
+/// reduction), 1D and per-batch positions, every dtype and layout.
+#[test]
+fn rope_fused_matches_the_cpu_at_any_position() {
+    use candle_repro::rope::{RopeConfig, RopeLayout, rope_freqs, rope_fused};
+    let mut outputs = 0;
+    for cfg in [
+        RopeConfig::new(10000.0, 64),
+        RopeConfig::llama31(128),
+        RopeConfig::yarn(1e6, 32, 4.0, 32768),
+    ] {
+        let freqs = rope_freqs(&cfg).unwrap();
+        let d = cfg.rotary_dim;
+        for dt in FLOATS {
+            for (li, layout) in [RopeLayout::Halves, RopeLayout::Interleaved, RopeLayout::Thd]
+                .into_iter()
+                .enumerate()
+            {
+                for batched in [false, true] {
+                    let (b, h, t) = (2usize, 3usize, 40usize);
+                    let shape = if layout == RopeLayout::Thd {
+                        vec![b, t, h, d]
+                    } else {
+                        vec![b, h, t, d]
+                    };
+                    let x = random_bits_tensor(b * h * t * d, &shape, dt, 1234 + li as u64);
+                    let npos = if batched { b * t } else { t };
+                    let pv: Vec<u32> = (0..npos as u64)
+                        .map(|k| match k % 4 {
+                            0 => k as u32,
+                            1 => (k * 2_654_435_761 % 131_072) as u32,
+                            2 => (k * 0x9E37_79B9) as u32,
+                            _ => u32::MAX - k as u32,
+                        })
+                        .collect();
+                    let pos = if batched {
+                        Tensor::from_vec(pv, (b, t), &Cpu::Cpu).unwrap()
+                    } else {
+                        Tensor::from_vec(pv, t, &Cpu::Cpu).unwrap()
+                    };
+                    let want = rope_fused(layout, &x, &pos, &freqs).unwrap();
+                    let ((xb, xl), (pb, pl)) = (upload(&x), upload(&pos));
+                    let out = candle_repro::rope::cuda::rope_fused(
+                        &Emu,
+                        layout,
+                        1.0,
+                        &freqs.inv_freq,
+                        freqs.attention_factor,
+                        (&xb, &xl),
+                        (&pb, &pl),
+                    )
+                    .unwrap();
+                    let what = format!("rope_fused {cfg:?} {dt:?} {layout:?} batched={batched}");
+                    same_bits(&what, &download(&out, x.dims()), &want);
+                    outputs += want.elem_count();
+                }
+            }
+        }
+    }
+    println!("{outputs} fused rotations: device == CPU");
+}
+
 /// The matmul (stats and product kernels): several 64 x 64 tiles with tails, a batch,
 /// transposed and narrowed operands read in place, every input dtype (f8e4m3 included),
 /// other output dtypes, a fused bias, and each tier forced, against the CPU op.
