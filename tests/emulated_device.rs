@@ -405,6 +405,104 @@ fn softmax_bits_do_not_depend_on_the_block_size() {
     );
 }
 
+/// Row values for the norm block-size test: ordinary, zeros, huge and tiny, and (with
+/// `specials`) NaN and infinities.
+struct NormRng(u64);
+impl NormRng {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 11
+    }
+    fn value(&mut self, specials: bool) -> f32 {
+        match self.next() % if specials { 40 } else { 32 } {
+            0 => 0.0,
+            1 => -0.0,
+            2 => 1e30,
+            3 => -1e-30,
+            32 => f32::NAN,
+            33 => f32::INFINITY,
+            34 => f32::NEG_INFINITY,
+            _ => ((self.next() as f64 / (1u64 << 53) as f64 - 0.5) * 4.0) as f32,
+        }
+    }
+}
+
+/// The norm kernel's bits do not depend on how a row is divided among a block's threads:
+/// the real plan with 256 (as planned), 32 and 1 threads per block, on random, adversarial
+/// and special rows, RMSNorm and LayerNorm with and without bias, eps 1e-5 and 0, the
+/// exact tier alone or not, constant and near-constant rows (variance 0 with eps 0).
+#[test]
+fn norms_do_not_depend_on_the_block_size() {
+    use candle_repro::norm::{cuda::norm_plan, norm_with};
+    let mut rng = NormRng(1);
+    let mut launches = 0;
+    let mut run =
+        |dt: DType, n: usize, x: &[f32], w: &[f32], b: Option<&[f32]>, mean: bool, eps| {
+            let rows = x.len() / n;
+            let to = |v: &[f32], shape: &[usize]| {
+                Tensor::from_vec(v.to_vec(), shape, &Cpu::Cpu)
+                    .unwrap()
+                    .to_dtype(dt)
+                    .unwrap()
+            };
+            let (xt, wt) = (to(x, &[rows, n]), to(w, &[n]));
+            let bt = b.map(|b| to(b, &[n]));
+            let ((xb, _), (wb, _)) = (upload(&xt), upload(&wt));
+            let bu = bt.as_ref().map(upload);
+            for exact_only in [false, true] {
+                let want = norm_with(&xt, &wt, bt.as_ref(), eps, mean, exact_only).unwrap();
+                for threads in [256u32, 32, 1] {
+                    let b0 = bu.as_ref().map(|_| 0);
+                    let mut plan =
+                        norm_plan(dt, rows, n, (0, 0, b0), mean, eps, exact_only).unwrap();
+                    plan.block = (threads, 1, 1);
+                    let mut out = Emu.alloc(dt, rows * n).unwrap();
+                    let mut slots = vec![Slot::In(&xb), Slot::In(&wb), Slot::Out(&mut out)];
+                    if let Some((bb, _)) = &bu {
+                        slots.push(Slot::In(bb));
+                    }
+                    Emu.launch(&plan, &mut slots).unwrap();
+                    let what = format!(
+                        "norm {dt:?} n={n} mean={mean} bias={} eps={eps} exact={exact_only} \
+                     block={threads}",
+                        b.is_some()
+                    );
+                    same_bits(&what, &download(&out, (rows, n)), &want);
+                    launches += 1;
+                }
+            }
+        };
+    for dt in FLOATS {
+        for n in [1usize, 2, 5, 64, 576, 1000] {
+            for specials in [false, true] {
+                let rows = 6;
+                let x: Vec<f32> = (0..rows * n).map(|_| rng.value(specials)).collect();
+                let w: Vec<f32> = (0..n).map(|_| rng.value(false)).collect();
+                let b: Vec<f32> = (0..n).map(|_| rng.value(specials)).collect();
+                for mean in [false, true] {
+                    run(dt, n, &x, &w, None, mean, 1e-5);
+                    run(dt, n, &x, &w, Some(&b), mean, 0.0);
+                }
+            }
+        }
+        // Constant and near-constant rows (V = 0 with eps = 0; the mean an ulp off).
+        let x: Vec<f32> = [
+            vec![2.0; 7],
+            (0..7)
+                .map(|i| 1.0 + if i == 0 { (2f32).powi(-20) } else { 0.0 })
+                .collect(),
+        ]
+        .concat();
+        let w: Vec<f32> = (0..7).map(|_| rng.value(false)).collect();
+        run(dt, 7, &x, &w, None, true, 0.0);
+        run(dt, 7, &x, &w, Some(&w), true, 0.0);
+    }
+    println!("{launches} norm launches: device == CPU");
+}
+
 #[test]
 fn norms_match_the_cpu() {
     use candle_repro::norm::norm_with;

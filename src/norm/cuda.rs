@@ -1,18 +1,52 @@
 //! The device half of the norms: launches of `kernels/norm.cu` (one block per row), which
-//! mirror `cpu.rs` step for step (`kernels/norm/row.cuh`, checked on the host by
-//! `tests/norm_cuda_hostcheck.rs` and run whole on the emulated device by
-//! `tests/emulated_device.rs`). Inputs that are not contiguous are first copied to
+//! mirror `cpu.rs` step for step (`kernels/norm/row.cuh`), run whole on the emulated
+//! device by `tests/emulated_device.rs` at several block sizes. Inputs that are not contiguous are first copied to
 //! contiguous device buffers with the crate's own 64-bit strided gather
 //! ([`crate::launch::contiguous`]).
 
 use crate::launch::{
     Device, KernelArg, LaunchPlan, Module, Slot, contiguous, float_suffix, grid_stride_blocks,
 };
-use candle_core::{Layout, Result, bail};
+use candle_core::{DType, Layout, Result, bail};
 
 /// Threads per block (`REPRO_NORM_BLOCK`).
 const BLOCK: u32 = 256;
 const MAX_BLOCKS: u64 = 65_535;
+
+/// The launch over `rows` contiguous rows of `n` elements: x (slot 0) from element
+/// `starts.0`, w (slot 1) from `starts.1`, the output (slot 2) from 0 and, when `starts.2`
+/// has one, the bias (slot 3) from there. The block size is a detail the bits do not depend
+/// on (any power of two up to `BLOCK`; the emulated-device tests vary it).
+pub fn norm_plan(
+    dtype: DType,
+    rows: usize,
+    n: usize,
+    starts: (usize, usize, Option<usize>),
+    remove_mean: bool,
+    eps: f32,
+    exact_only: bool,
+) -> Result<LaunchPlan> {
+    let suffix = float_suffix(dtype, "norm")?;
+    let (x0, w0, b0) = starts;
+    let total = rows * n;
+    let blocks = grid_stride_blocks(rows as u64, 1, MAX_BLOCKS);
+    let mut plan = LaunchPlan::new(Module::Norm, format!("repro_norm_{suffix}"), blocks, BLOCK)
+        .arg(KernelArg::U64(rows as u64))
+        .arg(KernelArg::U64(n as u64))
+        .buf(0, dtype, x0, total)
+        .buf(1, dtype, w0, n);
+    // Without a bias the kernel never reads b: the weight's pointer stands in.
+    plan = match b0 {
+        Some(b0) => plan.buf(3, dtype, b0, n),
+        None => plan.buf(1, dtype, w0, n),
+    };
+    Ok(plan
+        .arg(KernelArg::I32(b0.is_some() as i32))
+        .arg(KernelArg::I32(remove_mean as i32))
+        .arg(KernelArg::F32(eps))
+        .arg(KernelArg::I32(exact_only as i32))
+        .buf(2, dtype, 0, total))
+}
 
 /// Layer norm (`remove_mean`) or RMS norm of x (.., n) with weight w (n) and optional bias
 /// b (n), eps added to the variance; `exact_only` turns tier 1 off (tests). A new
@@ -27,7 +61,7 @@ pub fn norm<D: Device + ?Sized>(
     b: Option<(&D::Buffer, &Layout)>,
 ) -> Result<D::Buffer> {
     let dtype = dev.dtype(x.0);
-    let suffix = float_suffix(dtype, "norm")?;
+    float_suffix(dtype, "norm")?;
     if dev.dtype(w.0) != dtype || b.is_some_and(|b| dev.dtype(b.0) != dtype) {
         bail!("candle-repro norm: mixed dtypes")
     }
@@ -45,23 +79,8 @@ pub fn norm<D: Device + ?Sized>(
         Some((s, l)) => Some(contiguous(dev, s, l, &mut bslot)?),
         None => None,
     };
-    let blocks = grid_stride_blocks(rows as u64, 1, MAX_BLOCKS);
-    let mut plan = LaunchPlan::new(Module::Norm, format!("repro_norm_{suffix}"), blocks, BLOCK)
-        .arg(KernelArg::U64(rows as u64))
-        .arg(KernelArg::U64(n as u64))
-        .buf(0, dtype, x0, total)
-        .buf(1, dtype, w0, n);
-    // Without a bias the kernel never reads b: the weight's pointer stands in.
-    plan = match &bs {
-        Some((_, b0)) => plan.buf(3, dtype, *b0, n),
-        None => plan.buf(1, dtype, w0, n),
-    };
-    let plan = plan
-        .arg(KernelArg::I32(bs.is_some() as i32))
-        .arg(KernelArg::I32(remove_mean as i32))
-        .arg(KernelArg::F32(eps))
-        .arg(KernelArg::I32(exact_only as i32))
-        .buf(2, dtype, 0, total);
+    let b0 = bs.as_ref().map(|(_, b0)| *b0);
+    let plan = norm_plan(dtype, rows, n, (x0, w0, b0), remove_mean, eps, exact_only)?;
     match bs {
         Some((bb, _)) => dev.launch(
             &plan,

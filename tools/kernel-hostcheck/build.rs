@@ -1,8 +1,7 @@
 //! Compile the device math header as plain host C++ (no contraction into FMA, IEEE
 //! semantics) so the tests can compare it bit for bit with the Rust functions: src/shim.cpp
 //! (the elementwise functions of repro_math.cuh), src/matmul_shim.cpp (the matmul kernels' per-output
-//! code, kernels/matmul/tiers.cuh) and src/norm_shim.cpp (the norm kernel's blocks,
-//! kernels/norm/row.cuh).
+//! code, kernels/matmul/tiers.cuh).
 
 fn main() {
     let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
@@ -13,13 +12,11 @@ fn main() {
     println!("cargo:rustc-cfg=repro_workspace");
     println!("cargo:rerun-if-changed=src/shim.cpp");
     println!("cargo:rerun-if-changed=src/matmul_shim.cpp");
-    println!("cargo:rerun-if-changed=src/norm_shim.cpp");
     println!("cargo:rerun-if-changed={}", kernels.display());
     cc::Build::new()
         .cpp(true)
         .file("src/shim.cpp")
         .file("src/matmul_shim.cpp")
-        .file("src/norm_shim.cpp")
         .include(&kernels)
         .flag("-std=c++17")
         .flag("-ffp-contract=off")
