@@ -1145,6 +1145,145 @@ fn matmul_matches_the_cpu() {
     }
 }
 
+/// Values for the matmul test: normal, spread over the binades lo..hi, tiny, huge, signed
+/// zeros, and (with `specials`) NaN and infinities.
+struct MatRng(u64);
+impl MatRng {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 11
+    }
+    fn unit(&mut self) -> f64 {
+        self.next() as f64 / (1u64 << 53) as f64
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn sign(&mut self) -> f64 {
+        if self.next() & 1 == 0 { 1.0 } else { -1.0 }
+    }
+    fn value(&mut self, specials: bool, lo: i32, hi: i32) -> f64 {
+        match self.below(if specials { 20 } else { 16 }) {
+            0 => 0.0,
+            1 => -0.0,
+            2 => self.sign() * 2f64.powi(lo),
+            3 => self.sign() * 2f64.powi(hi),
+            4..=9 => self.sign() * (self.unit() * 4.0),
+            10..=15 => {
+                let e = lo + self.below((hi - lo + 1) as u64) as i32;
+                self.sign() * (1.0 + self.unit()) * 2f64.powi(e)
+            }
+            16 => f64::NAN,
+            17 => f64::INFINITY,
+            18 => f64::NEG_INFINITY,
+            _ => 1.0,
+        }
+    }
+}
+
+/// The matmul on inputs that exercise every tier: values over the format's whole exponent
+/// range, special values, k = 0, and sums that cancel to tiny values and land on rounding
+/// midpoints, every input/output dtype pair, with and without bias, from each starting
+/// tier, against the CPU.
+#[test]
+fn matmul_matches_the_cpu_on_hard_inputs() {
+    use candle_repro::matmul::{CpuConfig, matmul_with_config};
+    let mut rng = MatRng(2);
+    let mut outputs = 0;
+    let mut check = |dt: DType,
+                     out: DType,
+                     (m, k, n): (usize, usize, usize),
+                     av: &[f64],
+                     bv: &[f64],
+                     cv: Option<&[f64]>| {
+        let conv = |v: &[f64], shape: &[usize]| {
+            let t = Tensor::from_vec(v.to_vec(), shape, &Cpu::Cpu).unwrap();
+            if dt == DType::F8E4M3 {
+                t.to_dtype(DType::F8E4M3).unwrap()
+            } else {
+                t.to_dtype(dt).unwrap()
+            }
+        };
+        let (a, b) = (conv(av, &[m, k]), conv(bv, &[k, n]));
+        let c = cv.map(|c| {
+            Tensor::from_vec(c.to_vec(), n, &Cpu::Cpu)
+                .unwrap()
+                .to_dtype(out)
+                .unwrap()
+        });
+        for start_tier in [None, Some(2), Some(3)] {
+            let cfg = CpuConfig {
+                start_tier,
+                ..CpuConfig::default()
+            };
+            let want = matmul_with_config(&a, &b, c.as_ref(), Some(out), cfg).unwrap();
+            let ((ab, al), (bb, bl)) = (upload(&a), upload(&b));
+            let cu = c.as_ref().map(upload);
+            let bias = cu.as_ref().map(|(cb, cl)| (cb, cl));
+            let (got, shape) = candle_repro::matmul::cuda::matmul(
+                &Emu,
+                (&ab, &al),
+                (&bb, &bl),
+                bias,
+                out,
+                start_tier,
+            )
+            .unwrap();
+            let what = format!(
+                "matmul {dt:?}->{out:?} {m}x{k}x{n} tier={start_tier:?} bias={}",
+                cv.is_some()
+            );
+            same_bits(&what, &download(&got, shape), &want);
+            outputs += m * n;
+        }
+    };
+    for (dt, out, lo, hi) in [
+        (DType::F32, DType::F32, -75, 63),
+        (DType::BF16, DType::BF16, -75, 63),
+        (DType::F16, DType::F16, -14, 7),
+        (DType::F8E4M3, DType::F32, -9, 8),
+        (DType::F8E4M3, DType::BF16, -9, 8),
+    ] {
+        for (m, k, n) in [(3, 1, 4), (5, 7, 3), (4, 64, 5), (3, 300, 4), (2, 0, 3)] {
+            for specials in [false, true] {
+                let av: Vec<f64> = (0..m * k).map(|_| rng.value(specials, lo, hi)).collect();
+                let bv: Vec<f64> = (0..k * n).map(|_| rng.value(specials, lo, hi)).collect();
+                let cv: Vec<f64> = (0..n).map(|_| rng.value(specials, lo, hi)).collect();
+                check(dt, out, (m, k, n), &av, &bv, None);
+                check(dt, out, (m, k, n), &av, &bv, Some(&cv));
+            }
+        }
+        // Sums that cancel to tiny values and land on rounding midpoints.
+        let (m, n, h) = (4, 4, 20);
+        let k = 2 * h + 2;
+        let mut av = vec![0.0; m * k];
+        let mut bv = vec![0.0; k * n];
+        for i in 0..m {
+            for q in 0..h {
+                let x = rng.sign() * (1.0 + rng.unit()) * 2f64.powi(hi / 2);
+                av[i * k + q] = x;
+                av[i * k + h + q] = -x;
+            }
+            av[i * k + 2 * h] = 1.0 + rng.below(8) as f64 / 8.0;
+            av[i * k + 2 * h + 1] = 2f64.powi(if out == DType::F32 { -24 } else { -8 });
+        }
+        for j in 0..n {
+            for q in 0..h {
+                let y = (1.0 + rng.unit()) * 2f64.powi(hi / 2);
+                bv[q * n + j] = y;
+                bv[(h + q) * n + j] = y;
+            }
+            bv[2 * h * n + j] = 1.0;
+            bv[(2 * h + 1) * n + j] = [1.0, -1.0, 3.0, 0.0][j];
+        }
+        check(dt, out, (m, k, n), &av, &bv, None);
+    }
+    println!("{outputs} matmul outputs (3 starting tiers): device == CPU");
+}
+
 #[test]
 fn to_f8e4m3_matches_the_cpu() {
     use candle_repro::Overflow;

@@ -3,8 +3,8 @@
 // exact zero, and tiers 2 and 3 (math/exact_dot.cuh). Only tier 1's sum itself is
 // computed differently on the device (a shared-memory tiled loop in kernels/matmul.cu, in
 // its own order): the bound holds for every order and each tier returns the correctly
-// rounded value or nothing, so the outputs are the CPU's bits. Compiles as host C++ for
-// the cross-check (tests/matmul_cuda_hostcheck.rs).
+// rounded value or nothing, so the outputs are the CPU's bits. Runs whole, inside
+// kernels/matmul.cu, on the emulated device (tests/emulated_device.rs).
 #pragma once
 
 #include "../math/common.cuh"

@@ -1,7 +1,8 @@
 //! The device half of the matmul: launch plans of `kernels/matmul.cu` (PTX built by
 //! `build.rs`). The same definition and the same decisions as `cpu.rs`
-//! (`kernels/matmul/tiers.cuh` mirrors them, checked by `tests/matmul_cuda_hostcheck.rs`
-//! and run whole on the emulated device by `tests/emulated_device.rs`): the stats kernel
+//! (`kernels/matmul/tiers.cuh` mirrors them, run whole on the emulated device by
+//! `tests/emulated_device.rs`; its dot products checked on the host by
+//! `tests/matmul_cuda_hostcheck.rs`): the stats kernel
 //! computes every row norm of A and column norm of B with their sign classes, then the
 //! product kernel sums each output's products in f64 in its own tiled order and decides it
 //! with the same tiers. Inputs are read in place through their strides (64-bit indices),

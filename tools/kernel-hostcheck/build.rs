@@ -1,7 +1,8 @@
 //! Compile the device math header as plain host C++ (no contraction into FMA, IEEE
 //! semantics) so the tests can compare it bit for bit with the Rust functions: src/shim.cpp
-//! (the elementwise functions of repro_math.cuh), src/matmul_shim.cpp (the matmul kernels' per-output
-//! code, kernels/matmul/tiers.cuh).
+//! (the elementwise functions of repro_math.cuh) and src/matmul_shim.cpp (the matmul kernels'
+//! dot products and f8e4m3 conversions). The kernels themselves run on the emulated device
+//! (tools/cuda-emu).
 
 fn main() {
     let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");

@@ -142,67 +142,15 @@ pub fn by_name(name: &str) -> Option<DeviceFn> {
     ALL.iter().copied().find(|f| f.name == name)
 }
 
-/// The matmul kernels' per-output code (`kernels/matmul/tiers.cuh` and the exact dot
-/// products of `kernels/math/exact_dot.cuh`, driven as a thread of `kernels/matmul.cu`
-/// drives them, see `src/matmul_shim.cpp`) on bit patterns: test support for
-/// `tests/matmul_cuda_hostcheck.rs`.
+/// The matmul kernels' math (the dot products of `kernels/math/exact_dot.cuh`, the
+/// f8e4m3 conversions of `kernels/math/f8.cuh`; see `src/matmul_shim.cpp`) on bit
+/// patterns: test support for `tests/matmul_cuda_hostcheck.rs`.
 pub mod matmul {
     unsafe extern "C" {
         fn rm_exact_dot(n: usize, a: *const f32, b: *const f32, has_bias: i32, bias: f32) -> u64;
         fn rm_dot2(n: usize, a: *const f32, b: *const f32, has_bias: i32, bias: f32) -> u64;
         fn rm_f8e4m3_to_f32(x: u8) -> u32;
         fn rm_f32_to_f8e4m3(x: u32, overflow: i32) -> u8;
-    }
-
-    macro_rules! products {
-        ($($name:ident: $shim:ident, $in:ty, $out:ty;)*) => {
-            unsafe extern "C" {
-                $(
-                    fn $shim(
-                        m: u64, n: u64, k: u64, a: *const $in, b: *const $in, bias: *const $out,
-                        has_bias: i32, exact_sums: i32, start_tier: i32, out: *mut $out,
-                    );
-                )*
-            }
-            $(
-                /// Every output of the row-major (m, k) x (k, n) product (plus bias), as the
-                /// kernel's threads compute them; `start_tier` 1 for all tiers, 2 or 3 to
-                /// start there; `exact_sums` as the CPU sets it for f8e4m3 inputs.
-                #[allow(clippy::too_many_arguments)]
-                pub fn $name(
-                    (m, k, n): (usize, usize, usize),
-                    a: &[$in],
-                    b: &[$in],
-                    bias: Option<&[$out]>,
-                    exact_sums: bool,
-                    start_tier: i32,
-                ) -> Vec<$out> {
-                    assert!(a.len() >= m * k && b.len() >= k * n);
-                    assert!(bias.is_none_or(|c| c.len() >= n));
-                    let mut out: Vec<$out> = vec![Default::default(); m * n];
-                    let (bp, has) = match bias {
-                        Some(c) => (c.as_ptr(), 1),
-                        None => (std::ptr::null(), 0),
-                    };
-                    // SAFETY: the slices hold what the sizes say (checked above).
-                    unsafe {
-                        $shim(
-                            m as u64, n as u64, k as u64, a.as_ptr(), b.as_ptr(), bp, has,
-                            exact_sums as i32, start_tier, out.as_mut_ptr(),
-                        )
-                    };
-                    out
-                }
-            )*
-        };
-    }
-
-    products! {
-        f32_f32: rm_matmul_f32_f32, f32, f32;
-        bf16_bf16: rm_matmul_bf16_bf16, u16, u16;
-        f16_f16: rm_matmul_f16_f16, u16, u16;
-        f8e4m3_f32: rm_matmul_f8e4m3_f32, u8, f32;
-        f8e4m3_bf16: rm_matmul_f8e4m3_bf16, u8, u16;
     }
 
     fn bias_args(bias: Option<f32>) -> (i32, f32) {
