@@ -407,26 +407,16 @@ fn softmax_bits_do_not_depend_on_the_block_size() {
 
 /// Row values for the norm block-size test: ordinary, zeros, huge and tiny, and (with
 /// `specials`) NaN and infinities.
-struct NormRng(u64);
-impl NormRng {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 11
-    }
-    fn value(&mut self, specials: bool) -> f32 {
-        match self.next() % if specials { 40 } else { 32 } {
-            0 => 0.0,
-            1 => -0.0,
-            2 => 1e30,
-            3 => -1e-30,
-            32 => f32::NAN,
-            33 => f32::INFINITY,
-            34 => f32::NEG_INFINITY,
-            _ => ((self.next() as f64 / (1u64 << 53) as f64 - 0.5) * 4.0) as f32,
-        }
+fn norm_value(rng: &mut Lcg, specials: bool) -> f32 {
+    match rng.next() % if specials { 40 } else { 32 } {
+        0 => 0.0,
+        1 => -0.0,
+        2 => 1e30,
+        3 => -1e-30,
+        32 => f32::NAN,
+        33 => f32::INFINITY,
+        34 => f32::NEG_INFINITY,
+        _ => ((rng.unit() - 0.5) * 4.0) as f32,
     }
 }
 
@@ -437,7 +427,7 @@ impl NormRng {
 #[test]
 fn norms_do_not_depend_on_the_block_size() {
     use candle_repro::norm::{cuda::norm_plan, norm_with};
-    let mut rng = NormRng(1);
+    let mut rng = Lcg(1);
     let mut launches = 0;
     let mut run =
         |dt: DType, n: usize, x: &[f32], w: &[f32], b: Option<&[f32]>, mean: bool, eps| {
@@ -479,9 +469,11 @@ fn norms_do_not_depend_on_the_block_size() {
         for n in [1usize, 2, 5, 64, 576, 1000] {
             for specials in [false, true] {
                 let rows = 6;
-                let x: Vec<f32> = (0..rows * n).map(|_| rng.value(specials)).collect();
-                let w: Vec<f32> = (0..n).map(|_| rng.value(false)).collect();
-                let b: Vec<f32> = (0..n).map(|_| rng.value(specials)).collect();
+                let x: Vec<f32> = (0..rows * n)
+                    .map(|_| norm_value(&mut rng, specials))
+                    .collect();
+                let w: Vec<f32> = (0..n).map(|_| norm_value(&mut rng, false)).collect();
+                let b: Vec<f32> = (0..n).map(|_| norm_value(&mut rng, specials)).collect();
                 for mean in [false, true] {
                     run(dt, n, &x, &w, None, mean, 1e-5);
                     run(dt, n, &x, &w, Some(&b), mean, 0.0);
@@ -496,7 +488,7 @@ fn norms_do_not_depend_on_the_block_size() {
                 .collect(),
         ]
         .concat();
-        let w: Vec<f32> = (0..7).map(|_| rng.value(false)).collect();
+        let w: Vec<f32> = (0..7).map(|_| norm_value(&mut rng, false)).collect();
         run(dt, 7, &x, &w, None, true, 0.0);
         run(dt, 7, &x, &w, Some(&w), true, 0.0);
     }
@@ -1145,45 +1137,6 @@ fn matmul_matches_the_cpu() {
     }
 }
 
-/// Values for the matmul test: normal, spread over the binades lo..hi, tiny, huge, signed
-/// zeros, and (with `specials`) NaN and infinities.
-struct MatRng(u64);
-impl MatRng {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 11
-    }
-    fn unit(&mut self) -> f64 {
-        self.next() as f64 / (1u64 << 53) as f64
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn sign(&mut self) -> f64 {
-        if self.next() & 1 == 0 { 1.0 } else { -1.0 }
-    }
-    fn value(&mut self, specials: bool, lo: i32, hi: i32) -> f64 {
-        match self.below(if specials { 20 } else { 16 }) {
-            0 => 0.0,
-            1 => -0.0,
-            2 => self.sign() * 2f64.powi(lo),
-            3 => self.sign() * 2f64.powi(hi),
-            4..=9 => self.sign() * (self.unit() * 4.0),
-            10..=15 => {
-                let e = lo + self.below((hi - lo + 1) as u64) as i32;
-                self.sign() * (1.0 + self.unit()) * 2f64.powi(e)
-            }
-            16 => f64::NAN,
-            17 => f64::INFINITY,
-            18 => f64::NEG_INFINITY,
-            _ => 1.0,
-        }
-    }
-}
-
 /// The matmul on inputs that exercise every tier: values over the format's whole exponent
 /// range, special values, k = 0, and sums that cancel to tiny values and land on rounding
 /// midpoints, every input/output dtype pair, with and without bias, from each starting
@@ -1191,7 +1144,7 @@ impl MatRng {
 #[test]
 fn matmul_matches_the_cpu_on_hard_inputs() {
     use candle_repro::matmul::{CpuConfig, matmul_with_config};
-    let mut rng = MatRng(2);
+    let mut rng = Lcg(2);
     let mut outputs = 0;
     let mut check = |dt: DType,
                      out: DType,
@@ -1399,6 +1352,9 @@ fn fft_ops_match_the_cpu() {
 
 #[path = "common/fft_ref.rs"]
 mod fft_ref;
+#[path = "common/lcg.rs"]
+mod lcg;
+use lcg::Lcg;
 
 /// The transform of one plan through its device launch steps against the CPU plan.
 fn check_fft_plan(n: usize, mma_too: bool) -> usize {

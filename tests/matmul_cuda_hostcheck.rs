@@ -10,49 +10,13 @@ use candle_repro::math::exact_dot::{dot2, exact_dot};
 use candle_repro::math::f8::{Overflow, f8e4m3_to_f32, f32_to_f8e4m3};
 use kernel_hostcheck::matmul as dev;
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 11
-    }
-    fn unit(&mut self) -> f64 {
-        self.next() as f64 / (1u64 << 53) as f64
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn sign(&mut self) -> f64 {
-        if self.next() & 1 == 0 { 1.0 } else { -1.0 }
-    }
-    /// Every kind of value the tests use: normal, spread over many binades, tiny, huge,
-    /// signed zeros, and (with `specials`) NaN and infinities.
-    fn value(&mut self, specials: bool, lo: i32, hi: i32) -> f64 {
-        match self.below(if specials { 20 } else { 16 }) {
-            0 => 0.0,
-            1 => -0.0,
-            2 => self.sign() * 2f64.powi(lo),
-            3 => self.sign() * 2f64.powi(hi),
-            4..=9 => self.sign() * (self.unit() * 4.0),
-            10..=15 => {
-                let e = lo + self.below((hi - lo + 1) as u64) as i32;
-                self.sign() * (1.0 + self.unit()) * 2f64.powi(e)
-            }
-            16 => f64::NAN,
-            17 => f64::INFINITY,
-            18 => f64::NEG_INFINITY,
-            _ => 1.0,
-        }
-    }
-}
+#[path = "common/lcg.rs"]
+mod lcg;
+use lcg::Lcg;
 
 #[test]
 fn dot_products_match_bit_for_bit() {
-    let mut rng = Rng(1);
+    let mut rng = Lcg(1);
     let mut cases = 0;
     for _ in 0..20_000 {
         let n = rng.below(70) as usize;
