@@ -1,8 +1,8 @@
 //! The device half of the norms: launches of `kernels/norm.cu` (one block per row), which
 //! mirror `cpu.rs` step for step (`kernels/norm/row.cuh`), run whole on the emulated
-//! device by `tests/emulated_device.rs` at several block sizes. Inputs that are not contiguous are first copied to
-//! contiguous device buffers with the crate's own 64-bit strided gather
-//! ([`crate::launch::contiguous`]).
+//! device by `tests/emulated_device.rs` at several block sizes. Inputs that are not
+//! contiguous are first copied to contiguous device buffers with the crate's own 64-bit
+//! strided gather ([`crate::launch::contiguous`]).
 
 use crate::launch::{
     Device, KernelArg, LaunchPlan, Module, Slot, contiguous, float_suffix, grid_stride_blocks,
