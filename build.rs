@@ -1,7 +1,8 @@
-//! Build script: with the `cuda` feature, compile every `kernels/*.cu` to PTX with nvcc and
-//! leave it in OUT_DIR, where `src/launch/cuda.rs` embeds it with `include_str!`. Without the feature no
-//! CUDA install is needed (docs.rs builds the documentation without the feature: candle's
-//! own CUDA backend, `candle-kernels`, needs nvcc to build).
+//! Build script: with the `cuda` feature, compile every `kernels/<family>/<module>.cu` to PTX
+//! with nvcc and leave it in OUT_DIR (as `<module>.ptx`), where `src/launch/cuda.rs` embeds
+//! it with `include_str!`. Without the feature no CUDA install is needed (docs.rs builds the
+//! documentation without the feature: candle's own CUDA backend, `candle-kernels`, needs
+//! nvcc to build).
 //! It also sets `cfg(repro_workspace)` inside the repository (see `workspace_tools`).
 //!
 //! The flags keep the device arithmetic IEEE: no contraction into fused multiply-add
@@ -12,8 +13,13 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "build/kernel_sources.rs"]
+mod kernel_sources;
+use kernel_sources::kernel_sources;
+
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=build/kernel_sources.rs");
     println!("cargo:rerun-if-changed=kernels");
     for var in [
         "CUDA_COMPUTE_CAP",
@@ -32,12 +38,7 @@ fn main() {
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let kernels = manifest.join("kernels");
 
-    let mut sources: Vec<PathBuf> = std::fs::read_dir(&kernels)
-        .expect("kernels/ directory")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "cu"))
-        .collect();
-    sources.sort();
+    let sources = kernel_sources(&kernels);
     let cap = compute_cap();
     let nvcc = nvcc_path();
     for src in &sources {

@@ -1,6 +1,6 @@
 //! The CUDA device math, compiled as host C++, against the Rust math, bit for bit.
 //!
-//! `kernels/repro_math.cuh` is the text nvcc compiles for the GPU (with `--fmad=false`); the
+//! `kernels/math/all.cuh` is the text nvcc compiles for the GPU (with `--fmad=false`); the
 //! `kernel-hostcheck` crate compiles the same text with the host C++ compiler
 //! (`-ffp-contract=off`). Both perform the same IEEE operations, so equal bits here on every
 //! input tested mean the device code mirrors `src/math` operation for operation. Checked
@@ -63,7 +63,7 @@ fn rust_fn(func: Func) -> RustFn {
 
 fn device_fn(func: Func) -> DeviceFn {
     kernel_hostcheck::by_name(func.name())
-        .unwrap_or_else(|| panic!("{} missing from kernels/repro_math.cuh", func.name()))
+        .unwrap_or_else(|| panic!("{} missing from kernels/math/all.cuh", func.name()))
 }
 
 fn env_u64(name: &str, default: u64) -> u64 {

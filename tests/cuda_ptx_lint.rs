@@ -1,5 +1,5 @@
 //! PTX lint (feature `cuda`; needs nvcc's `ptxas`, no GPU): every PTX module built from
-//! `kernels/*.cu` must contain only IEEE-exact arithmetic, and must assemble for sm_80 and
+//! `kernels/*/*.cu` must contain only IEEE-exact arithmetic, and must assemble for sm_80 and
 //! sm_90.
 //!
 //! Rejected: any `.approx` or `.ftz` modifier, the approximate special-function

@@ -1,6 +1,6 @@
 //! Every converted kernel family on the emulated CUDA device (`tools/cuda-emu`): the
 //! crate's own launch code (`candle_repro::launch`, the `launch` functions of each family's
-//! device half) computes the plans as for a GPU, the emulator runs the `kernels/*.cu` text
+//! device half) computes the plans as for a GPU, the emulator runs the `kernels/*/*.cu` text
 //! compiled as host C++ with real barriers, warp collectives and guarded buffers, and every
 //! output is compared bit for bit with the CPU op. Sizes are small but cover several blocks,
 //! grid-stride tails, rows longer and shorter than a block, and strided inputs (gathered by
@@ -1276,9 +1276,9 @@ fn download_f8(b: &common::emu::EmuBuf, dims: &[usize]) -> Tensor {
 #[test]
 fn fft_ops_match_the_cpu() {
     use candle_repro::fft::cuda::fft_op;
+    use candle_repro::fft::ops as cpu;
+    use candle_repro::fft::ops::FftKind;
     use candle_repro::fft::{Norm, Precision};
-    use candle_repro::ops::fft as cpu;
-    use candle_repro::ops::fft::FftKind;
     let rows = 3;
     let mut ops = 0;
     for n in [1usize, 2, 5, 12, 8, 16, 64, 512, 17, 100] {

@@ -1,4 +1,4 @@
-// The per-thread bodies of the kernels in kernels/fft.cu: thread `tid` of a launch over a
+// The per-thread bodies of the kernels in kernels/fft/fft.cu: thread `tid` of a launch over a
 // batch of rows does exactly this, whether it runs on the GPU (fft.cu, grid-stride loops)
 // or on the emulated device (tests/emulated_device.rs). Buffers
 // are split (re, im) rows of the working type T, row after row; the index maps are the ones
@@ -125,7 +125,7 @@ RM_FN void thread_bluestein_out(size_t tid, size_t n, size_t m, const T* a_re, c
 
 // ---- The candle ops around the transform (src/ops/fft.rs), all on f32 values. ----
 
-// ops::fft scaled(): v / d (IEEE division; has_d = 0 leaves v), NaN made canonical.
+// fft::ops scaled(): v / d (IEEE division; has_d = 0 leaves v), NaN made canonical.
 RM_FN float op_scaled(float v, int has_d, float d) {
     float y = has_d ? v / d : v;
     return canonical_nan(y);
@@ -152,7 +152,7 @@ RM_FN void thread_op_take_half(size_t tid, size_t n, size_t half, int has_d, flo
     out[2 * tid + 1] = op_scaled(z[1], has_d, d);
 }
 
-// ops::fft hermitian_row, value k <= n/2 before the mirror: x_k (0 beyond m), imaginary
+// fft::ops hermitian_row, value k <= n/2 before the mirror: x_k (0 beyond m), imaginary
 // parts of X_0 and (n even) X_{n/2} set to +0.
 RM_FN void op_hermitian_low(const float* x, size_t m, size_t n, size_t k, float* re, float* im) {
     float a = 0.0f, b = 0.0f;

@@ -1,4 +1,4 @@
-// Shared definitions of the device math (kernels/repro_math.cuh): function qualifiers, bit
+// Shared definitions of the device math (kernels/math/all.cuh): function qualifiers, bit
 // casts, constant tables and the conversions whose Rust semantics C++ does not give by
 // default. The same text compiles as CUDA (nvcc, device and host) and as plain host C++
 // (the cross-check in tools/kernel-hostcheck, built with -ffp-contract=off).

@@ -1,10 +1,10 @@
 // Mirror of the per-output steps of src/matmul/cpu.rs: the input widenings, the line stats
 // (norm and sign classes), tier 1's decision on an f64 sum and its bound, the sign of an
 // exact zero, and tiers 2 and 3 (math/exact_dot.cuh). Only tier 1's sum itself is
-// computed differently on the device (a shared-memory tiled loop in kernels/matmul.cu, in
+// computed differently on the device (a shared-memory tiled loop in kernels/matmul/matmul.cu, in
 // its own order): the bound holds for every order and each tier returns the correctly
 // rounded value or nothing, so the outputs are the CPU's bits. Runs whole, inside
-// kernels/matmul.cu, on the emulated device (tests/emulated_device.rs).
+// kernels/matmul/matmul.cu, on the emulated device (tests/emulated_device.rs).
 #pragma once
 
 #include "../math/common.cuh"

@@ -1,9 +1,9 @@
 // Mirror of src/norm/cpu.rs and src/norm/exact.rs: the norms' per-row statistics from
 // their sums, tier 1 on one element, the exact tier (the row's exact sums, the sign of
 // y - m in integers, the bisection) and the special values. Only the row sums are
-// computed differently on the device (a block's threads and a tree, kernels/norm.cu):
+// computed differently on the device (a block's threads and a tree, kernels/norm/norm.cu):
 // the bounds hold for any order, so the outputs are the CPU's bits. Runs on the emulated
-// device in tests/emulated_device.rs (kernels/norm.cu at several block sizes).
+// device in tests/emulated_device.rs (kernels/norm/norm.cu at several block sizes).
 #pragma once
 
 #include "../math/bigint.cuh"

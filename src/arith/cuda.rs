@@ -1,5 +1,5 @@
 //! The device half of `crate::arith`: the correctly rounded elementwise sum
-//! (`kernels/arith.cu`; strided operands gathered first, with 64-bit indices).
+//! (`kernels/arith/arith.cu`; strided operands gathered first, with 64-bit indices).
 
 use crate::launch::{
     Device, KernelArg, LaunchPlan, Module, Slot, contiguous, float_suffix, grid_stride_blocks,

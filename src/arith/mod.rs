@@ -8,7 +8,7 @@
 //! depend on the device and no definition is promised. Here NaN outputs are canonical;
 //! -0 + -0 = -0 and x + (-x) = +0 as in IEEE.
 
-/// The device half: launch plans of `kernels/arith.cu` over [`crate::launch::Device`].
+/// The device half: launch plans of `kernels/arith/arith.cu` over [`crate::launch::Device`].
 pub mod cuda;
 
 use crate::math::Format;
@@ -18,7 +18,7 @@ use candle_core::backend::BackendStorage;
 use candle_core::{CpuStorage, CustomOp2, Error, Layout, Result, Shape, Tensor};
 use rayon::prelude::*;
 
-/// The sum of one pair, as the op defines it (the CUDA kernel in `kernels/arith.cu` runs
+/// The sum of one pair, as the op defines it (the CUDA kernel in `kernels/arith/arith.cu` runs
 /// the same steps).
 #[inline(always)]
 pub fn add_one<F: Format>(a: F, b: F) -> F {

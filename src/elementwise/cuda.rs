@@ -1,8 +1,8 @@
-//! The device half of the elementwise functions: launch plans of `kernels/elementwise.cu`
+//! The device half of the elementwise functions: launch plans of `kernels/elementwise/elementwise.cu`
 //! over [`crate::launch::Device`], which run on a GPU (feature `cuda`) and on the emulated
 //! device of the tests alike.
 //!
-//! The kernels run `kernels/repro_math.cuh`, an operation-for-operation mirror of
+//! The kernels run `kernels/math/all.cuh`, an operation-for-operation mirror of
 //! [`crate::math`] compiled with `--fmad=false -prec-div=true -prec-sqrt=true -ftz=false`,
 //! so a CUDA tensor gets the same bits as a CPU tensor. The mirror is checked without a GPU
 //! by `tests/cuda_host_crosscheck.rs` (the header compiled as host C++, compared bit for bit
@@ -14,7 +14,7 @@ use crate::launch::{Device, KernelArg, LaunchPlan, Module, Slot, float_suffix};
 use candle_core::{Layout, Result};
 
 /// Threads per block: the kernels are compiled with `__launch_bounds__(256)`
-/// (`REPRO_BLOCK` in `kernels/elementwise.cu`), so the register allocation fits this size.
+/// (`REPRO_BLOCK` in `kernels/elementwise/elementwise.cu`), so the register allocation fits this size.
 const BLOCK: u32 = 256;
 
 /// The kernel names of the device math: `repro_<name>_<f32|bf16|f16>`.

@@ -7,9 +7,9 @@
 //! tensors included. On the CPU the elements are split into fixed chunks over rayon's
 //! threads; the output bits do not depend on the split, the thread count or the vector
 //! width, since each element is computed alone by the same operations. On CUDA the kernels
-//! in `kernels/elementwise.cu` run the same operations (see `kernels/repro_math.cuh`).
+//! in `kernels/elementwise/elementwise.cu` run the same operations (see `kernels/math/all.cuh`).
 
-/// The device half: launch plans of `kernels/elementwise.cu` over [`crate::launch::Device`].
+/// The device half: launch plans of `kernels/elementwise/elementwise.cu` over [`crate::launch::Device`].
 pub mod cuda;
 
 use crate::math::{self, Format};

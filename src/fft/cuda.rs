@@ -1,4 +1,4 @@
-//! The device half of the deterministic FFT: launch plans of `kernels/fft.cu` following an
+//! The device half of the deterministic FFT: launch plans of `kernels/fft/fft.cu` following an
 //! [`FftPlan`](crate::fft::FftPlan)'s
 //! [`DevicePlan`](crate::fft::device_plan::DevicePlan) (its launch steps and its own
 //! tables, uploaded as the same bytes), so that a device transform has the CPU's bits.
@@ -11,13 +11,13 @@
 //! block size nor the schedule can change a bit.
 
 use crate::fft::device_plan::{DevicePlan, Step, Table};
+use crate::fft::ops::{FftKind, Norm, cached_plan, norm_divisor};
 use crate::fft::{FftPlan, Precision};
 use crate::launch::{Device, KernelArg, LaunchPlan, Module, Slot, contiguous};
-use crate::ops::fft::{FftKind, Norm, cached_plan, norm_divisor};
 use candle_core::{DType, Layout, Result, bail};
 use std::sync::Arc;
 
-/// Every kernel of `kernels/fft.cu` (for the PTX lint).
+/// Every kernel of `kernels/fft/fft.cu` (for the PTX lint).
 pub const FFT_KERNELS: &[&str] = &[
     "repro_fft_deinterleave_f32",
     "repro_fft_deinterleave_f64",
@@ -536,7 +536,7 @@ mod on_cuda {
 
     /// The candle op's CUDA forward pass (`FftOp::cuda_fwd`).
     pub(crate) fn op_fwd(
-        op: &crate::ops::fft::FftOp,
+        op: &crate::fft::ops::FftOp,
         storage: &CudaStorage,
         layout: &Layout,
     ) -> Result<CudaStorage> {

@@ -1,4 +1,4 @@
-//! An [`FftPlan`] flattened for the CUDA kernels (`kernels/fft.cu`): the launch sequence as
+//! An [`FftPlan`] flattened for the CUDA kernels (`kernels/fft/fft.cu`): the launch sequence as
 //! a list of [`Step`]s over split (re, im) working buffers, and the plan's own tables
 //! (twiddles, DFT-GEMM matrix, Bluestein chirp and kernel, Ozaki digits) copied into flat
 //! buffers, value for value. The device never computes a twiddle: it reads these bytes, so

@@ -4,30 +4,31 @@
 //!   `num_complex::Complex32` buffers (any number of rows of n) in place or out of place.
 //! * Candle ops [`fft`], [`ifft`], [`rfft`], [`irfft`] on f32 tensors whose last
 //!   dimension is 2 (re, im), transforming the second-to-last dimension, with numpy's
-//!   [`Norm`] conventions.
+//!   [`Norm`] conventions ([`ops`](mod@ops); also reachable as `crate::ops::fft`).
 //!
 //! One file per algorithm: [`dft_gemm`](mod@dft_gemm) (small n as a matrix product),
 //! [`stockham`](mod@stockham) (radix-8 autosort stages), [`bluestein`](mod@bluestein)
 //! (every other n), [`ozaki`](mod@ozaki) (exact bf16 slice products for tensor cores);
 //! [`butterflies`](mod@butterflies) holds the operation DAGs both devices evaluate,
 //! [`twiddles`](mod@twiddles) the correctly rounded twiddle tables, `lanes` the vector
-//! types the stages run on, and
-//! [`plan`](mod@plan) the planner, a pure function of (n, precision).
+//! types the stages run on, and [`plan`](mod@plan) the planner, a pure function of
+//! (n, precision). The device half: [`cuda`](mod@cuda) (launch plans of
+//! `kernels/fft/fft.cu`) over [`device_plan`](mod@device_plan) (a plan flattened for the
+//! kernels).
 
 pub mod bluestein;
 pub mod butterflies;
-/// The device half: launch plans of `kernels/fft.cu` over [`crate::launch::Device`].
+/// The device half: launch plans of `kernels/fft/fft.cu` over [`crate::launch::Device`].
 pub mod cuda;
 pub mod device_plan;
 pub mod dft_gemm;
 pub(crate) mod lanes;
+pub mod ops;
 pub mod ozaki;
 pub mod plan;
 pub(crate) mod scalar;
 pub mod stockham;
 pub mod twiddles;
 
-pub use crate::ops::fft::{
-    Norm, fft, fft_with, ifft, ifft_with, irfft, irfft_with, rfft, rfft_with,
-};
+pub use ops::{Norm, fft, fft_with, ifft, ifft_with, irfft, irfft_with, rfft, rfft_with};
 pub use plan::{DFT_GEMM_MAX, DFT_GEMM_MAX_POW2, FftPlan, MAX_LEN, Precision};

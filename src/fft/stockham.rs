@@ -13,7 +13,7 @@
 //! order (autosort: no bit reversal). The loads of every stage and the stores of every
 //! stage after the first are contiguous in j, so the stages vectorize along j with no
 //! shuffles; vector width is a detail of the CPU loop and never changes a bit, since every
-//! lane runs the same scalar DAG. CUDA (`kernels/fft.cu`) runs one thread per butterfly
+//! lane runs the same scalar DAG. CUDA (`kernels/fft/fft.cu`) runs one thread per butterfly
 //! with the same DAG and the same twiddle tables.
 //!
 //! Error: each stage adds at most a few roundings of relative size 2^-24 (f32) per value

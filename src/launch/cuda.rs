@@ -1,5 +1,5 @@
 //! The GPU executor: [`Device`] for candle's `CudaDevice`. A plan's kernel is loaded from its
-//! module's PTX (built from `kernels/<stem>.cu` by `build.rs`), its buffer arguments become
+//! module's PTX (built from `kernels/<family>/<stem>.cu` by `build.rs`), its buffer arguments become
 //! device pointers (cudarc's stream events record each buffer's read or write), its values
 //! are pushed as declared.
 
@@ -17,7 +17,7 @@ macro_rules! ptx {
     };
 }
 
-/// Every PTX module built from `kernels/*.cu`, as (file stem, PTX text): what the lint test
+/// Every PTX module built from `kernels/*/*.cu`, as (file stem, PTX text): what the lint test
 /// scans and assembles.
 pub const PTX_MODULES: &[(&str, &str)] = &[
     ("elementwise", ptx!("elementwise")),
@@ -26,7 +26,7 @@ pub const PTX_MODULES: &[(&str, &str)] = &[
     ("fft", ptx!("fft")),
     ("matmul", ptx!("matmul")),
     ("norm", ptx!("norm")),
-    ("layout", ptx!("layout")),
+    ("gather", ptx!("gather")),
     ("arith", ptx!("arith")),
 ];
 

@@ -1,4 +1,4 @@
-//! Contiguous copies of strided device tensors with 64-bit indices (`kernels/layout.cu`):
+//! Contiguous copies of strided device tensors with 64-bit indices (`kernels/launch/gather.cu`):
 //! candle's own strided copy computes offsets in 32 bits, wrong beyond 2^32 elements. Every
 //! family's device half gathers its strided inputs with [`contiguous`].
 
@@ -27,7 +27,7 @@ pub fn plan_gather(
     let rank = layout.dims().len();
     let base = layout.start_offset();
     Ok(LaunchPlan::new(
-        Module::Layout,
+        Module::Gather,
         kernel.to_string(),
         grid_stride_blocks(count, BLOCK, MAX_BLOCKS),
         BLOCK,

@@ -4,7 +4,7 @@
 //! Two devices implement [`Device`]: candle's `CudaDevice` (feature `cuda`, `cuda.rs`: the
 //! plan's kernel from the module's PTX, launched with cudarc), and the CPU-emulated device
 //! of the repository's tests (`tools/cuda-emu`, through `tests/common/emu.rs`), which runs
-//! the same `kernels/*.cu` text compiled as host C++. Both run the very plans and argument
+//! the same `kernels/*/*.cu` text compiled as host C++. Both run the very plans and argument
 //! lists computed here and in each family's device half (`launch_*` functions), so the
 //! emulator checks the launch code (sizes, offsets, argument order, grid) along with the
 //! kernels, on any machine.
@@ -22,24 +22,24 @@ pub use cuda::PTX_MODULES;
 
 use candle_core::{DType, Result, bail};
 
-/// A kernel file: `kernels/<stem>.cu`, one PTX module.
+/// A kernel module: `kernels/<family>/<stem>.cu`, one PTX module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Module {
-    /// `kernels/elementwise.cu`: the unary functions.
+    /// `kernels/elementwise/elementwise.cu`: the unary functions.
     Elementwise,
-    /// `kernels/softmax.cu`: softmax and log-softmax, forward and backward.
+    /// `kernels/softmax/softmax.cu`: softmax and log-softmax, forward and backward.
     Softmax,
-    /// `kernels/layout.cu`: strided gathers with 64-bit offsets.
-    Layout,
-    /// `kernels/arith.cu`: the correctly rounded add.
+    /// `kernels/launch/gather.cu`: strided gathers with 64-bit offsets.
+    Gather,
+    /// `kernels/arith/arith.cu`: the correctly rounded add.
     Arith,
-    /// `kernels/rope.cu`: rotary embeddings.
+    /// `kernels/rope/rope.cu`: rotary embeddings.
     Rope,
-    /// `kernels/fft.cu`: the FFT plan steps.
+    /// `kernels/fft/fft.cu`: the FFT plan steps.
     Fft,
-    /// `kernels/matmul.cu`: the matmul and its statistics, the f8 conversion.
+    /// `kernels/matmul/matmul.cu`: the matmul and its statistics, the f8 conversion.
     Matmul,
-    /// `kernels/norm.cu`: RMS and layer norms.
+    /// `kernels/norm/norm.cu`: RMS and layer norms.
     Norm,
 }
 
@@ -48,7 +48,7 @@ impl Module {
     pub const ALL: [Module; 8] = [
         Module::Elementwise,
         Module::Softmax,
-        Module::Layout,
+        Module::Gather,
         Module::Arith,
         Module::Rope,
         Module::Fft,
@@ -56,12 +56,12 @@ impl Module {
         Module::Norm,
     ];
 
-    /// The file stem: `kernels/<stem>.cu`.
+    /// The file stem: `kernels/<family>/<stem>.cu`, the PTX module's name.
     pub fn stem(self) -> &'static str {
         match self {
             Module::Elementwise => "elementwise",
             Module::Softmax => "softmax",
-            Module::Layout => "layout",
+            Module::Gather => "gather",
             Module::Arith => "arith",
             Module::Rope => "rope",
             Module::Fft => "fft",

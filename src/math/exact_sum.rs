@@ -24,7 +24,7 @@
 //! double-double built by fixed operations ([`FixedSum::to_dd`]), relative error below
 //! 2^-104 when the value is not tiny.
 //!
-//! The CUDA mirror (`kernels/softmax_math.cuh`) performs the same splits and integer sums.
+//! The CUDA mirror (`kernels/softmax/row.cuh`) performs the same splits and integer sums.
 
 use super::dd::DD;
 use super::round::pow2;

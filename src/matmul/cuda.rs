@@ -1,4 +1,4 @@
-//! The device half of the matmul: launch plans of `kernels/matmul.cu` (PTX built by
+//! The device half of the matmul: launch plans of `kernels/matmul/matmul.cu` (PTX built by
 //! `build.rs`). The same definition and the same decisions as `cpu.rs`
 //! (`kernels/matmul/tiers.cuh` mirrors them, run whole on the emulated device by
 //! `tests/emulated_device.rs`; its dot products checked on the host by

@@ -43,11 +43,11 @@
 //! Each tier returns the correctly rounded value or nothing, so which tier decides an
 //! output, and everything that influences that (vector width, k-blocking, thread count,
 //! the GEMV/GEMM choice, the device), is invisible in the output. The CUDA half
-//! (`cuda.rs`, `kernels/matmul.cu`) reaches the same values the same way, with the second
+//! (`cuda.rs`, `kernels/matmul/matmul.cu`) reaches the same values the same way, with the second
 //! and third tiers in headers that compile as host C++ (`kernels/matmul/*.cuh`).
 
 pub(crate) mod cpu;
-/// The device half: launch plans of `kernels/matmul.cu` over [`crate::launch::Device`].
+/// The device half: launch plans of `kernels/matmul/matmul.cu` over [`crate::launch::Device`].
 pub mod cuda;
 pub(crate) mod kernel;
 

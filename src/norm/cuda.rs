@@ -1,4 +1,4 @@
-//! The device half of the norms: launches of `kernels/norm.cu` (one block per row), which
+//! The device half of the norms: launches of `kernels/norm/norm.cu` (one block per row), which
 //! mirror `cpu.rs` step for step (`kernels/norm/row.cuh`), run whole on the emulated
 //! device by `tests/emulated_device.rs` at several block sizes. Inputs that are not
 //! contiguous are first copied to contiguous device buffers with the crate's own 64-bit

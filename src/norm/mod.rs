@@ -20,7 +20,7 @@
 //! absolute bound r |w| delta_mean + |z| (3u + e_r) + u |y|; accepted when the interval
 //! rounds to one value. Tier 2, exact: the row's sums in fixed point, and y - m decided in
 //! integers for the midpoints m between the candidates tier 1 left (bisection); ties go
-//! to even. The CUDA kernels (`kernels/norm.cu`) reach the same values.
+//! to even. The CUDA kernels (`kernels/norm/norm.cu`) reach the same values.
 //!
 //! # Backward
 //! Not correctly rounded: a documented fixed sequence of f64 operations (see `backward`)
@@ -591,5 +591,5 @@ impl Module for LayerNorm {
     }
 }
 
-/// The device half: launch plans of `kernels/norm.cu` over [`crate::launch::Device`].
+/// The device half: launch plans of `kernels/norm/norm.cu` over [`crate::launch::Device`].
 pub mod cuda;

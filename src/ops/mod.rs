@@ -6,6 +6,6 @@ pub use crate::arith;
 pub(crate) mod buffer;
 pub mod cast;
 pub use crate::elementwise;
-pub mod fft;
+pub use crate::fft::ops as fft;
 pub(crate) mod layout;
 pub use crate::softmax;

@@ -1,6 +1,6 @@
 //! The rotation kernels (CPU) shared by the table ops and the fused op.
 //!
-//! One scheme everywhere (the CUDA kernel in `kernels/rope.cu` performs the same steps):
+//! One scheme everywhere (the CUDA kernel in `kernels/rope/rope.cu` performs the same steps):
 //! the inputs are widened exactly to f64 (bf16 and f16 through f32); the two products
 //! `x1*c` and `x2*s` are exact in f64 (24-bit by 24-bit significands); TwoSum gives their
 //! exact sum as `s + e`; `s` is rounded to odd using `e` (if `e != 0` and `s` is even, move

@@ -1,4 +1,4 @@
-//! The device half of the rotary embeddings: launch plans of `kernels/rope.cu` (rope,
+//! The device half of the rotary embeddings: launch plans of `kernels/rope/rope.cu` (rope,
 //! rope_i, rope_thd, forward and backward, and the fused op that computes cos/sin from the
 //! positions), the operation-for-operation mirror of [`crate::rope::apply`]: the same bits
 //! as the CPU. One thread per rotated pair, grid-stride.

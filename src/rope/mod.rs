@@ -12,7 +12,7 @@
 //!   candle_nn's functions (2D `(t, d/2)` or per-batch 3D `(b, t, d/2)` cos/sin, tables
 //!   may be longer than the sequence). Every output is the exact `x1*c - x2*s` or
 //!   `x1*s + x2*c` of the stored inputs rounded once to the dtype (see [`apply`]), on the
-//!   CPU and in `kernels/rope.cu`. Backward ([`rope_bwd`], ... and candle autograd) is the
+//!   CPU and in `kernels/rope/rope.cu`. Backward ([`rope_bwd`], ... and candle autograd) is the
 //!   rotation by -theta with the same scheme.
 //! * Fused ([`rope_fused`]): positions instead of tables; the same bits as the table path.
 //!   On CUDA the cos/sin values are computed per element in the kernel
@@ -25,7 +25,7 @@
 //! 26 significant bits). Bad shapes, dtypes and devices give a `candle_core::Error`.
 
 pub mod apply;
-/// The device half: launch plans of `kernels/rope.cu` over [`crate::launch::Device`].
+/// The device half: launch plans of `kernels/rope/rope.cu` over [`crate::launch::Device`].
 pub mod cuda;
 pub mod tables;
 

@@ -1,7 +1,7 @@
 //! The device half of softmax and log-softmax over the last dimension, forward and
-//! backward: launches of `kernels/softmax.cu` (one block of `BLOCK` threads per row,
+//! backward: launches of `kernels/softmax/softmax.cu` (one block of `BLOCK` threads per row,
 //! grid-stride over rows), which compute the same bits as the CPU (`crate::softmax`):
-//! the per-element math is the operation-for-operation mirror `kernels/softmax_math.cuh`
+//! the per-element math is the operation-for-operation mirror `kernels/softmax/row.cuh`
 //! over the math core's device functions (`kernels/math/`), and the row sums are exact
 //! 128-bit integer sums, which no block size, warp schedule or reduction order can change.
 //!
@@ -15,7 +15,7 @@
 use crate::launch::{Device, LaunchPlan, Module, Slot, contiguous, float_suffix};
 use candle_core::{DType, Layout, Result, bail};
 
-/// Threads per block (`REPRO_SOFTMAX_BLOCK` in `kernels/softmax.cu`).
+/// Threads per block (`REPRO_SOFTMAX_BLOCK` in `kernels/softmax/softmax.cu`).
 const BLOCK: u32 = 256;
 
 /// Blocks at most (rows beyond are taken by the grid-stride loop; no effect on the bits).

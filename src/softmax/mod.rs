@@ -57,7 +57,7 @@
 //! maxima, counts and fixed-point sums are combined exactly. Neither the grouping nor the
 //! split changes a bit: every step is either elementwise or an exact, order-free reduction.
 
-/// The device half: launch plans of `kernels/softmax.cu` over [`crate::launch::Device`].
+/// The device half: launch plans of `kernels/softmax/softmax.cu` over [`crate::launch::Device`].
 pub mod cuda;
 
 use crate::math::dd::{DD, round_odd, two_sum};

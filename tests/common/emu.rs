@@ -1,6 +1,6 @@
 //! The emulated CUDA device (`tools/cuda-emu`) as a [`candle_repro::launch::Device`]: the
 //! crate's launch code computes its plans exactly as for a GPU, and the plans run the
-//! `kernels/*.cu` text compiled as host C++. Tensors go in and out by their bytes.
+//! `kernels/*/*.cu` text compiled as host C++. Tensors go in and out by their bytes.
 
 use candle_core::{CpuStorage, DType, Layout, Result, Shape, Storage, Tensor};
 use candle_repro::launch::{Device, KernelArg, LaunchPlan, Slot};

@@ -1,6 +1,6 @@
-//! Build the emulated device: every `kernels/*.cu` of candle-repro compiled as host C++
-//! (with `include/cuda_emu.h` force-included, no contraction into FMA, IEEE semantics),
-//! plus a table of its kernels per module for the runtime (`src/runtime.cpp`).
+//! Build the emulated device: every kernel module of candle-repro
+//! (`kernels/<family>/<module>.cu`) compiled as host C++ (with `include/cuda_emu.h`
+//! force-included, no contraction into FMA, IEEE semantics), plus a table of its kernels per module for the runtime (`src/runtime.cpp`).
 //!
 //! The kernels are listed by preprocessing each file with `REPRO_EMU_SCAN`, where
 //! `__global__` becomes a marker: the kernels that macros generate are found as well, and
@@ -8,6 +8,10 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+
+#[path = "../../build/kernel_sources.rs"]
+mod kernel_sources;
+use kernel_sources::kernel_sources;
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("manifest dir"));
@@ -18,16 +22,12 @@ fn main() {
     let include = manifest.join("include");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=../../build/kernel_sources.rs");
     println!("cargo:rerun-if-changed=include");
     println!("cargo:rerun-if-changed=src/runtime.cpp");
     println!("cargo:rerun-if-changed={}", kernels.display());
 
-    let mut sources: Vec<PathBuf> = std::fs::read_dir(&kernels)
-        .expect("kernels/")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "cu"))
-        .collect();
-    sources.sort();
+    let mut sources = kernel_sources(&kernels);
     // The emulator's own self-test kernels (module "selftest"), after the crate's.
     sources.push(manifest.join("selftest/selftest.cu"));
     println!("cargo:rerun-if-changed=selftest");

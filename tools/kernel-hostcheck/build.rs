@@ -1,6 +1,6 @@
 //! Compile the device math header as plain host C++ (no contraction into FMA, IEEE
 //! semantics) so the tests can compare it bit for bit with the Rust functions: src/shim.cpp
-//! (the elementwise functions of repro_math.cuh) and src/matmul_shim.cpp (the matmul kernels'
+//! (the elementwise functions of math/all.cuh) and src/matmul_shim.cpp (the matmul kernels'
 //! dot products and f8e4m3 conversions). The kernels themselves run on the emulated device
 //! (tools/cuda-emu).
 

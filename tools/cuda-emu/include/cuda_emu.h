@@ -1,5 +1,5 @@
 // The CUDA built-ins that candle-repro's kernels use, for the emulated device: every
-// kernels/*.cu is compiled as plain host C++ with this header force-included (build.rs), so
+// kernels/*/*.cu is compiled as plain host C++ with this header force-included (build.rs), so
 // the emulator runs the very text nvcc compiles. What the kernel sees:
 //   threadIdx/blockIdx/blockDim/gridDim   the running emulated thread's coordinates;
 //   __shared__                            one copy per block in flight (static thread_local:
@@ -23,7 +23,7 @@
 
 #define REPRO_EMULATED_DEVICE 1
 
-// build.rs preprocesses each kernels/*.cu once with REPRO_EMU_SCAN to list its kernels.
+// build.rs preprocesses each kernels/*/*.cu once with REPRO_EMU_SCAN to list its kernels.
 #if defined(REPRO_EMU_SCAN)
 #define __global__ __repro_emu_kernel__
 #else

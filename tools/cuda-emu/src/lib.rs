@@ -1,4 +1,4 @@
-//! A CPU-emulated CUDA device for candle-repro's tests: every kernel of `kernels/*.cu`,
+//! A CPU-emulated CUDA device for candle-repro's tests: every kernel of `kernels/*/*.cu`,
 //! compiled as host C++ (see build.rs and `include/cuda_emu.h`), run over its grid with
 //! the block's threads as fibers, real `__syncthreads` barriers, warp shuffles and votes,
 //! `mma.sync` m16n8k16 from the PTX ISA's fragment tables, and guarded buffers: an
@@ -126,14 +126,14 @@ pub enum Arg<'a> {
     Value(Vec<u8>),
 }
 
-/// Whether module `module` (a `kernels/<module>.cu` file stem) has kernel `kernel`.
+/// Whether module `module` (a `kernels/<family>/<module>.cu` file stem) has kernel `kernel`.
 pub fn has_kernel(module: &str, kernel: &str) -> bool {
     let (m, k) = (CString::new(module).unwrap(), CString::new(kernel).unwrap());
     // SAFETY: two valid C strings.
     unsafe { repro_emu_has_kernel(m.as_ptr(), k.as_ptr()) != 0 }
 }
 
-/// Run kernel `kernel` of `kernels/<module>.cu` over `grid` blocks of `block` threads.
+/// Run kernel `kernel` of `kernels/<family>/<module>.cu` over `grid` blocks of `block` threads.
 /// The inputs are read-only while it runs. Errors: an unknown kernel, arguments that do not
 /// match its parameters (count, pointer or value, size), an invalid configuration, an
 /// out-of-bounds access, a write to an input, a barrier or warp collective not reached by

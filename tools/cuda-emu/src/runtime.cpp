@@ -1,4 +1,4 @@
-// The emulated CUDA device: runs a kernel of kernels/*.cu (compiled as host C++ with
+// The emulated CUDA device: runs a kernel of kernels/*/*.cu (compiled as host C++ with
 // include/cuda_emu.h) over a grid, one block after the other, each block's threads as
 // fibers (ucontext) on the launching OS thread. A thread runs until it exits or reaches a
 // collective (__syncthreads, a warp shuffle or vote, mma.sync); a collective completes when

@@ -1,4 +1,4 @@
-//! The CUDA device math header `kernels/repro_math.cuh`, compiled as host C++ with
+//! The CUDA device math header `kernels/math/all.cuh`, compiled as host C++ with
 //! `-ffp-contract=off` (see build.rs), exposed as Rust functions on bit patterns. Test
 //! support for `tests/cuda_host_crosscheck.rs`: the same source text that nvcc compiles for
 //! the GPU, compared bit for bit with the Rust math of `candle-repro`.

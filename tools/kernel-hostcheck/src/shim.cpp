@@ -1,8 +1,8 @@
-// The device math (kernels/repro_math.cuh) as host functions with C linkage: for every
+// The device math (kernels/math/all.cuh) as host functions with C linkage: for every
 // function, f32 / bf16 / f16 entry points on bit patterns and a batch variant over slices.
 #include <stddef.h>
 
-#include "repro_math.cuh"
+#include "math/all.cuh"
 
 #define RM_SHIM(NAME, FN)                                                                   \
     extern "C" uint32_t rm_##NAME##_f32(uint32_t x) {                                       \

@@ -12,7 +12,7 @@
 // The arithmetic and the index computation (rope_pair) are plain RM_FN functions; the
 // whole file runs on the emulated device (tools/cuda-emu, tests/emulated_device.rs) for the
 // bit comparison with the Rust kernel.
-#include "repro_math.cuh"
+#include "math/all.cuh"
 
 #define ROPE_BLOCK 256
 

@@ -327,7 +327,7 @@ impl CustomOp1 for FftOp {
     }
 
     /// The same steps on CUDA (src/fft/cuda.rs `op_fwd`: the plan's tables uploaded, the
-    /// kernels of kernels/fft.cu), with the CPU's bits.
+    /// kernels of kernels/fft/fft.cu), with the CPU's bits.
     #[cfg(feature = "cuda")]
     fn cuda_fwd(
         &self,

@@ -1,11 +1,11 @@
-// Elementwise kernels: thin index loops over the device math (repro_math.cuh).
+// Elementwise kernels: thin index loops over the device math (math/all.cuh).
 //
 // One kernel per function and format, named repro_<fn>_<f32|bf16|f16>, with candle's unary
 // kernel arguments: (numel, num_dims, info, inp, out), where info is null for a contiguous
 // input and otherwise holds num_dims dims followed by num_dims strides (in elements) of the
 // input; `inp` already points at the layout's start offset. The output is contiguous.
 // bf16 and f16 values are handled as their 16-bit patterns.
-#include "repro_math.cuh"
+#include "math/all.cuh"
 
 // Launch with at most this many threads per block (the host side uses exactly this).
 #define REPRO_BLOCK 256

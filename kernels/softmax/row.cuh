@@ -13,7 +13,7 @@
 // tests/emulated_device.rs (any block size) against the Rust code.
 #pragma once
 
-#include "repro_math.cuh"
+#include "math/all.cuh"
 
 namespace repro {
 namespace softmax {

@@ -1,6 +1,6 @@
 // softmax over the last dimension: one block per row (grid-stride over rows), the row's
 // elements strided over the block's threads. Every thread sums its elements exactly
-// (softmax_math.cuh); the block adds the 128-bit partial sums in shared memory, in an
+// (softmax/row.cuh); the block adds the 128-bit partial sums in shared memory, in an
 // order that cannot matter (integer addition), so each row gets the CPU's bits whatever
 // the block size or the GPU.
 //
@@ -11,7 +11,7 @@
 //   out): y the forward output, g the output's gradient, out the input's gradient.
 // tests/emulated_device.rs runs them on the emulated device, with the planned block and
 // with others, against the Rust code.
-#include "softmax_math.cuh"
+#include "softmax/row.cuh"
 
 #define REPRO_SOFTMAX_BLOCK 256
 
