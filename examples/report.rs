@@ -77,7 +77,9 @@ fn hash_bits(t: &Tensor) -> u64 {
 fn oracle_func(f: UnaryFn) -> Func {
     match f {
         UnaryFn::Exp => Func::Exp,
+        UnaryFn::Expm1 => Func::Expm1,
         UnaryFn::Log => Func::Log,
+        UnaryFn::Log1p => Func::Log1p,
         UnaryFn::Sin => Func::Sin,
         UnaryFn::Cos => Func::Cos,
         UnaryFn::Tanh => Func::Tanh,
@@ -90,7 +92,10 @@ fn oracle_func(f: UnaryFn) -> Func {
 fn stock(f: UnaryFn, x: &Tensor) -> Tensor {
     match f {
         UnaryFn::Exp => x.exp(),
+        // candle has no expm1 or log1p: the formulas models write.
+        UnaryFn::Expm1 => x.exp().unwrap() - 1.0,
         UnaryFn::Log => x.log(),
+        UnaryFn::Log1p => (x + 1.0).unwrap().log(),
         UnaryFn::Sin => x.sin(),
         UnaryFn::Cos => x.cos(),
         UnaryFn::Tanh => x.tanh(),
@@ -290,7 +295,11 @@ fn main() {
     let big = Tensor::from_vec(typical_input(1 << 24), 1 << 24, &Device::Cpu).unwrap();
     let big_pos = big.abs().unwrap();
     for f in UnaryFn::ALL {
-        let arg = if f == UnaryFn::Log { &big_pos } else { &big };
+        let arg = if matches!(f, UnaryFn::Log | UnaryFn::Log1p) {
+            &big_pos
+        } else {
+            &big
+        };
         let (ours, theirs) =
             best_of_pair(9, || candle_repro::unary(arg, f).unwrap(), || stock(f, arg));
         println!(

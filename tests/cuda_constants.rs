@@ -73,3 +73,36 @@ fn cuda_constants_are_the_rust_bit_patterns() {
     assert!(trig.contains("fast_rel_err() { return F64(0x3D00000000000000); }"));
     println!("{checked} generated lines found in kernels/math/*.cuh");
 }
+
+/// The CUDA list of the unary functions (`REPRO_FOR_EACH_UNARY` in kernels/math/all.cuh,
+/// which names the kernels' entry points and the host check's shim) is the Rust one
+/// (`src/math/functions.rs`, seen here through `UnaryFn::ALL`): same names, same structs,
+/// same order.
+#[test]
+fn cuda_unary_list_is_the_rust_list() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let all = std::fs::read_to_string(root.join("kernels/math/all.cuh")).unwrap();
+    let start = all
+        .find("#define REPRO_FOR_EACH_UNARY(X)")
+        .expect("kernels/math/all.cuh defines REPRO_FOR_EACH_UNARY");
+    let mut cuda = Vec::new();
+    for line in all[start..].lines().skip(1) {
+        let entry = line.trim().trim_end_matches('\\').trim();
+        let Some(args) = entry.strip_prefix("X(").and_then(|e| e.strip_suffix(')')) else {
+            panic!("unexpected line in REPRO_FOR_EACH_UNARY: {line:?}");
+        };
+        let (name, ty) = args.split_once(',').expect("X(name, Struct)");
+        cuda.push((name.trim().to_string(), ty.trim().to_string()));
+        if !line.trim_end().ends_with('\\') {
+            break;
+        }
+    }
+    let rust: Vec<(String, String)> = candle_repro::UnaryFn::ALL
+        .iter()
+        .map(|f| (f.name().to_string(), format!("{f:?}")))
+        .collect();
+    assert_eq!(
+        cuda, rust,
+        "REPRO_FOR_EACH_UNARY (left) differs from src/math/functions.rs (right)"
+    );
+}

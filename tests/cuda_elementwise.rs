@@ -84,11 +84,27 @@ const GOLDEN: &[(&str, [Option<u64>; 3])] = &[
         ],
     ),
     (
+        "expm1",
+        [
+            Some(0x50D728A1966D77D3),
+            Some(0xE440C696C784E277),
+            Some(0xC53602C2300A903C),
+        ],
+    ),
+    (
         "log",
         [
             Some(0x0C3DCBE374964E83),
             Some(0xC8BB28764F5B65D8),
             Some(0xA4F5040D209292AE),
+        ],
+    ),
+    (
+        "log1p",
+        [
+            Some(0xB96A417413FFC588),
+            Some(0x405CF661E3324B0A),
+            Some(0x60905F343AC6E346),
         ],
     ),
     (

@@ -10,7 +10,7 @@
 //! passes `--fmad=false`).
 #![cfg(feature = "cuda")]
 
-use candle_repro::elementwise::cuda::UNARY_KERNELS;
+use candle_repro::UnaryFn;
 use candle_repro::launch::PTX_MODULES;
 use std::path::PathBuf;
 use std::process::Command;
@@ -145,7 +145,8 @@ fn every_kernel_is_in_the_ptx() {
         .iter()
         .find(|(m, _)| *m == "elementwise")
         .expect("elementwise module");
-    for name in UNARY_KERNELS {
+    for f in UnaryFn::ALL {
+        let name = f.name();
         for suffix in ["f32", "bf16", "f16"] {
             let entry = format!(".entry repro_{name}_{suffix}(");
             assert!(ptx.contains(&entry), "missing kernel {entry}");

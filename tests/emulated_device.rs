@@ -11,6 +11,7 @@
 mod common;
 
 use candle_core::{DType, Device as Cpu, IndexOp, Tensor};
+use candle_repro::UnaryFn;
 use candle_repro::launch::{self, Device, KernelArg, Slot};
 use common::bits;
 use common::emu::{Emu, download, upload};
@@ -82,64 +83,24 @@ fn same_bits(what: &str, got: &Tensor, want: &Tensor) {
     }
 }
 
-fn run_unary(name: &str, x: &Tensor) -> Tensor {
+fn run_unary(f: UnaryFn, x: &Tensor) -> Tensor {
     let (buf, layout) = upload(x);
-    let out = candle_repro::elementwise::cuda::unary(&Emu, name, &buf, &layout).unwrap();
+    let out = candle_repro::elementwise::cuda::unary(&Emu, f, &buf, &layout).unwrap();
     download(&out, x.dims())
-}
-
-/// The CPU value of function `name` on x (the tensor op where there is one, else the math
-/// core's scalar function the op would use).
-fn cpu_unary(name: &str, x: &Tensor) -> Tensor {
-    use candle_repro::UnaryFn::*;
-    let f = match name {
-        "exp" => Exp,
-        "log" => Log,
-        "sin" => Sin,
-        "cos" => Cos,
-        "tanh" => Tanh,
-        "sigmoid" => Sigmoid,
-        "silu" => Silu,
-        "softplus" => Softplus,
-        "expm1" | "log1p" => return cpu_slice_fn(name, x),
-        other => panic!("{other}"),
-    };
-    candle_repro::unary(x, f).unwrap()
-}
-
-/// expm1 and log1p have no tensor op: the math core's slice functions on the logical
-/// elements.
-fn cpu_slice_fn(name: &str, x: &Tensor) -> Tensor {
-    fn apply<T: candle_repro::math::Format + candle_core::WithDType>(
-        name: &str,
-        x: &Tensor,
-    ) -> Tensor {
-        let v = x.flatten_all().unwrap().to_vec1::<T>().unwrap();
-        let mut out = v.clone();
-        match name {
-            "expm1" => candle_repro::math::expm1_slice(&v, &mut out),
-            _ => candle_repro::math::log1p_slice(&v, &mut out),
-        }
-        Tensor::from_vec(out, x.dims(), &Cpu::Cpu).unwrap()
-    }
-    match x.dtype() {
-        DType::F32 => apply::<f32>(name, x),
-        DType::BF16 => apply::<half::bf16>(name, x),
-        _ => apply::<half::f16>(name, x),
-    }
 }
 
 #[test]
 fn elementwise_functions_match_the_cpu() {
-    for &name in candle_repro::elementwise::cuda::UNARY_KERNELS {
+    for f in UnaryFn::ALL {
+        let name = f.name();
         for dtype in FLOATS {
             let t = tensor(37, 29, name.len() as u64, 30.0, dtype);
             for (view, x) in views(&t) {
-                let got = run_unary(name, &x);
+                let got = run_unary(f, &x);
                 same_bits(
                     &format!("{name} {dtype:?} {view}"),
                     &got,
-                    &cpu_unary(name, &x),
+                    &candle_repro::unary(&x, f).unwrap(),
                 );
             }
         }

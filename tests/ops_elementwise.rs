@@ -12,7 +12,9 @@ use half::{bf16, f16};
 fn scalar_f32(f: UnaryFn) -> fn(f32) -> f32 {
     match f {
         UnaryFn::Exp => math::exp,
+        UnaryFn::Expm1 => math::expm1,
         UnaryFn::Log => math::log,
+        UnaryFn::Log1p => math::log1p,
         UnaryFn::Sin => math::sin,
         UnaryFn::Cos => math::cos,
         UnaryFn::Tanh => math::tanh,
@@ -25,7 +27,9 @@ fn scalar_f32(f: UnaryFn) -> fn(f32) -> f32 {
 fn scalar_as<T: math::Format>(f: UnaryFn, x: T) -> T {
     match f {
         UnaryFn::Exp => math::exp_in(x),
+        UnaryFn::Expm1 => math::expm1_in(x),
         UnaryFn::Log => math::log_in(x),
+        UnaryFn::Log1p => math::log1p_in(x),
         UnaryFn::Sin => math::sin_in(x),
         UnaryFn::Cos => math::cos_in(x),
         UnaryFn::Tanh => math::tanh_in(x),

@@ -1,6 +1,6 @@
-//! The device half of the elementwise functions: launch plans of `kernels/elementwise/elementwise.cu`
-//! over [`crate::launch::Device`], which run on a GPU (feature `cuda`) and on the emulated
-//! device of the tests alike.
+//! The device half of the elementwise functions: launch plans of
+//! `kernels/elementwise/elementwise.cu` over [`crate::launch::Device`], which run on a GPU
+//! (feature `cuda`) and on the emulated device of the tests alike.
 //!
 //! The kernels run `kernels/math/all.cuh`, an operation-for-operation mirror of
 //! [`crate::math`] compiled with `--fmad=false -prec-div=true -prec-sqrt=true -ftz=false`,
@@ -10,17 +10,13 @@
 //! emulated device) and `tests/cuda_ptx_lint.rs` (no approximate or flush-to-zero
 //! instruction in the PTX, and the PTX assembles for sm_80 and sm_90).
 
+use crate::elementwise::UnaryFn;
 use crate::launch::{Device, KernelArg, LaunchPlan, Module, Slot, float_suffix};
 use candle_core::{Layout, Result};
 
-/// Threads per block: the kernels are compiled with `__launch_bounds__(256)`
-/// (`REPRO_BLOCK` in `kernels/elementwise/elementwise.cu`), so the register allocation fits this size.
+/// Threads per block: the kernels are compiled with `__launch_bounds__(256)` (`REPRO_BLOCK`
+/// in `kernels/elementwise/elementwise.cu`), so the register allocation fits this size.
 const BLOCK: u32 = 256;
-
-/// The kernel names of the device math: `repro_<name>_<f32|bf16|f16>`.
-pub const UNARY_KERNELS: &[&str] = &[
-    "exp", "expm1", "log", "log1p", "sin", "cos", "tanh", "sigmoid", "silu", "softplus",
-];
 
 /// The plan of an elementwise kernel over `layout` (elements of `src`, slot 0, from the
 /// layout's start offset; `src_len` its elements) into slot 1 (contiguous), with the dims
@@ -83,17 +79,15 @@ fn elementwise<D: Device + ?Sized>(
     Ok(out)
 }
 
-/// Unary function `name` (one of [`UNARY_KERNELS`]) of the elements `layout` describes in
-/// `src` (f32, bf16 or f16): a new contiguous buffer.
+/// Unary function `f` of the elements `layout` describes in `src` (f32, bf16 or f16): a
+/// new contiguous buffer, from kernel `repro_<name>_<f32|bf16|f16>`.
 pub fn unary<D: Device + ?Sized>(
     dev: &D,
-    name: &str,
+    f: UnaryFn,
     src: &D::Buffer,
     layout: &Layout,
 ) -> Result<D::Buffer> {
-    let Some(&name) = UNARY_KERNELS.iter().find(|n| **n == name) else {
-        candle_core::bail!("candle-repro: no CUDA kernel for unary function {name:?}")
-    };
+    let name = f.name();
     let suffix = float_suffix(dev.dtype(src), name)?;
     elementwise(dev, format!("repro_{name}_{suffix}"), src, layout, None)
 }
@@ -124,17 +118,7 @@ mod on_cuda {
         storage: &CudaStorage,
         layout: &Layout,
     ) -> Result<(CudaStorage, Shape)> {
-        unary_fwd_by_name(f.name(), storage, layout)
-    }
-
-    /// `unary_fwd` by kernel name (one of [`super::UNARY_KERNELS`]), for the functions that
-    /// have no [`UnaryFn`] (expm1, log1p) and for tests.
-    pub fn unary_fwd_by_name(
-        name: &str,
-        storage: &CudaStorage,
-        layout: &Layout,
-    ) -> Result<(CudaStorage, Shape)> {
-        let out = super::unary(&storage.device, name, storage, layout)?;
+        let out = super::unary(&storage.device, f, storage, layout)?;
         Ok((out, layout.shape().clone()))
     }
 
@@ -149,7 +133,5 @@ mod on_cuda {
         Ok((out, layout.shape().clone()))
     }
 }
-#[cfg(feature = "cuda")]
-pub use on_cuda::unary_fwd_by_name;
 #[cfg(feature = "cuda")]
 pub(crate) use on_cuda::{softplus_with_fwd, unary_fwd};

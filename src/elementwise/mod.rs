@@ -20,69 +20,39 @@ use candle_core::{CpuStorage, CustomOp1, Error, Layout, Result, Shape, Tensor, b
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
-/// The elementwise functions, by name (the CUDA kernels are named after them).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum UnaryFn {
-    /// e^x.
-    Exp,
-    /// The natural logarithm.
-    Log,
-    /// sin x (x in radians).
-    Sin,
-    /// cos x (x in radians).
-    Cos,
-    /// The hyperbolic tangent.
-    Tanh,
-    /// 1 / (1 + e^-x).
-    Sigmoid,
-    /// x / (1 + e^-x).
-    Silu,
-    /// log(1 + e^x).
-    Softplus,
-}
-
-impl UnaryFn {
-    /// Every function, in declaration order.
-    pub const ALL: [UnaryFn; 8] = [
-        UnaryFn::Exp,
-        UnaryFn::Log,
-        UnaryFn::Sin,
-        UnaryFn::Cos,
-        UnaryFn::Tanh,
-        UnaryFn::Sigmoid,
-        UnaryFn::Silu,
-        UnaryFn::Softplus,
-    ];
-
-    /// The function's name, which is also the op's name and the CUDA kernels' prefix.
-    pub fn name(self) -> &'static str {
-        match self {
-            UnaryFn::Exp => "exp",
-            UnaryFn::Log => "log",
-            UnaryFn::Sin => "sin",
-            UnaryFn::Cos => "cos",
-            UnaryFn::Tanh => "tanh",
-            UnaryFn::Sigmoid => "sigmoid",
-            UnaryFn::Silu => "silu",
-            UnaryFn::Softplus => "softplus",
+/// `UnaryFn`, its table and one op per function, from the list in `math::functions`.
+macro_rules! unary_fns {
+    ($($name:ident $ty:ident in $family:ident: $doc:literal, $x:literal => $bits:literal;)*) => {
+        /// The elementwise functions, by name (the CUDA kernels are named after them).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum UnaryFn {
+            $(#[doc = concat!($doc, ".")] $ty,)*
         }
-    }
 
-    /// The slice kernel for format `T`.
-    fn slice_kernel<T: Format>(self) -> fn(&[T], &mut [MaybeUninit<T>]) {
-        match self {
-            UnaryFn::Exp => math::exp_slice_uninit::<T>,
-            UnaryFn::Log => math::log_slice_uninit::<T>,
-            UnaryFn::Sin => math::sin_slice_uninit::<T>,
-            UnaryFn::Cos => math::cos_slice_uninit::<T>,
-            UnaryFn::Tanh => math::tanh_slice_uninit::<T>,
-            UnaryFn::Sigmoid => math::sigmoid_slice_uninit::<T>,
-            UnaryFn::Silu => math::silu_slice_uninit::<T>,
-            UnaryFn::Softplus => math::softplus_slice_uninit::<T>,
+        impl UnaryFn {
+            /// Every function, in the list's order.
+            pub const ALL: [UnaryFn; [$(stringify!($name)),*].len()] = [$(UnaryFn::$ty),*];
+
+            /// The function's name, which is also the op's name and the CUDA kernels' prefix.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(UnaryFn::$ty => stringify!($name),)*
+                }
+            }
+
+            /// The slice kernel for format `T`.
+            fn slice_kernel<T: Format>(self) -> fn(&[T], &mut [MaybeUninit<T>]) {
+                paste::paste! {
+                    match self {
+                        $(UnaryFn::$ty => math::[<$name _slice_uninit>]::<T>,)*
+                    }
+                }
+            }
         }
-    }
-}
 
+        $(op_fn!($name, $ty, $doc, $x, $bits);)*
+    };
+}
 /// Elements per rayon task: large enough to amortize scheduling, small enough to balance.
 const CHUNK: usize = 1 << 14;
 
@@ -168,20 +138,7 @@ macro_rules! op_fn {
     };
 }
 
-op_fn!(exp, Exp, "e^x", 1.0, 0x402D_F854);
-op_fn!(log, Log, "Natural logarithm", 2.0, 0x3F31_7218);
-op_fn!(sin, Sin, "Sine", 1.0, 0x3F57_6AA4);
-op_fn!(cos, Cos, "Cosine", 1.0, 0x3F0A_5140);
-op_fn!(tanh, Tanh, "Hyperbolic tangent", 0.5, 0x3EEC_9A9F);
-op_fn!(
-    sigmoid,
-    Sigmoid,
-    "Logistic sigmoid 1 / (1 + e^-x)",
-    1.0,
-    0x3F3B_26A8
-);
-op_fn!(silu, Silu, "SiLU x / (1 + e^-x)", 2.0, 0x3FE1_7BEB);
-op_fn!(softplus, Softplus, "Softplus ln(1 + e^x)", 1.0, 0x3FA8_18F5);
+math::functions::unary_functions!(unary_fns);
 
 /// Softplus with PyTorch's parameters: `ln(1 + e^(beta x)) / beta`, and `x` itself where
 /// `beta * x > threshold`.

@@ -36,6 +36,9 @@ pub(crate) mod exact_round;
 pub(crate) mod exact_sum;
 pub mod exp;
 pub mod f8;
+/// The list of the correctly rounded unary functions (`unary_functions!`), shared by the
+/// math entry points, the ops, the host check of the CUDA math and the test oracle.
+pub(crate) mod functions;
 pub mod log;
 pub(crate) mod madd;
 pub(crate) mod recip;
@@ -99,16 +102,13 @@ macro_rules! cr_function {
     };
 }
 
-cr_function!(exp, exp::Exp, "e^x");
-cr_function!(expm1, exp::Expm1, "e^x - 1");
-cr_function!(log, log::Log, "Natural logarithm");
-cr_function!(log1p, log::Log1p, "ln(1 + x)");
-cr_function!(sin, trig::Sin, "Sine (radians)");
-cr_function!(cos, trig::Cos, "Cosine (radians)");
-cr_function!(tanh, tanh::Tanh, "Hyperbolic tangent");
-cr_function!(sigmoid, sigmoid::Sigmoid, "Logistic sigmoid 1 / (1 + e^-x)");
-cr_function!(silu, sigmoid::Silu, "SiLU x / (1 + e^-x)");
-cr_function!(softplus, softplus::Softplus, "Softplus ln(1 + e^x)");
+/// Every function of the list, through [`cr_function!`].
+macro_rules! cr_functions {
+    ($($name:ident $ty:ident in $family:ident: $doc:literal, $x:literal => $bits:literal;)*) => {
+        $(cr_function!($name, $family::$ty, $doc);)*
+    };
+}
+functions::unary_functions!(cr_functions);
 
 /// Sine and cosine of x, each correctly rounded to f32.
 #[inline]

@@ -31,23 +31,18 @@ fn parts_of<U: CrUnary>() -> RustParts {
     }
 }
 
-/// The Rust parts of the function named `name` (`exp`, `log`, ...).
-pub fn rust_parts(name: &str) -> Option<RustParts> {
-    use math::{exp, log, sigmoid, softplus, tanh, trig};
-    Some(match name {
-        "exp" => parts_of::<exp::Exp>(),
-        "expm1" => parts_of::<exp::Expm1>(),
-        "log" => parts_of::<log::Log>(),
-        "log1p" => parts_of::<log::Log1p>(),
-        "sin" => parts_of::<trig::Sin>(),
-        "cos" => parts_of::<trig::Cos>(),
-        "tanh" => parts_of::<tanh::Tanh>(),
-        "sigmoid" => parts_of::<sigmoid::Sigmoid>(),
-        "silu" => parts_of::<sigmoid::Silu>(),
-        "softplus" => parts_of::<softplus::Softplus>(),
-        _ => return None,
-    })
+macro_rules! rust_parts_by_name {
+    ($($name:ident $ty:ident in $family:ident: $doc:literal, $x:literal => $bits:literal;)*) => {
+        /// The Rust parts of the function named `name` (`exp`, `log`, ...).
+        pub fn rust_parts(name: &str) -> Option<RustParts> {
+            Some(match name {
+                $(stringify!($name) => parts_of::<math::$family::$ty>(),)*
+                _ => return None,
+            })
+        }
+    };
 }
+math::functions::unary_functions!(rust_parts_by_name);
 
 /// One function of the device math, as entry points on bit patterns.
 #[derive(Clone, Copy)]
@@ -70,8 +65,18 @@ pub struct DeviceFn {
     pub accurate: fn(u32) -> u64,
 }
 
+/// Declares the shim's entry points (`rm_<name>_f32`, ... of `src/shim.cpp`) for every
+/// function of the crate's list and collects them in `ALL`. The C++ side defines them from
+/// `REPRO_FOR_EACH_UNARY`; tests/cuda_constants.rs checks that both lists agree.
 macro_rules! device_fns {
-    ($($name:literal => $f32:ident, $bf16:ident, $f16:ident, $batch:ident,
+    ($($name:ident $ty:ident in $family:ident: $doc:literal, $x:literal => $bits:literal;)*) => {
+        paste::paste! { device_fns! { @entries $(
+            stringify!($name) => [<rm_ $name _f32>], [<rm_ $name _bf16>], [<rm_ $name _f16>],
+                [<rm_ $name _f32_batch>], [<rm_ $name _fast_rel_err>],
+                [<rm_ $name _fast_batch>], [<rm_ $name _accurate>];
+        )* } }
+    };
+    (@entries $($name:expr => $f32:ident, $bf16:ident, $f16:ident, $batch:ident,
        $err:ident, $fast:ident, $acc:ident;)*) => {
         unsafe extern "C" {
             $(
@@ -114,28 +119,7 @@ macro_rules! device_fns {
     };
 }
 
-device_fns! {
-    "exp" => rm_exp_f32, rm_exp_bf16, rm_exp_f16, rm_exp_f32_batch,
-        rm_exp_fast_rel_err, rm_exp_fast_batch, rm_exp_accurate;
-    "expm1" => rm_expm1_f32, rm_expm1_bf16, rm_expm1_f16, rm_expm1_f32_batch,
-        rm_expm1_fast_rel_err, rm_expm1_fast_batch, rm_expm1_accurate;
-    "log" => rm_log_f32, rm_log_bf16, rm_log_f16, rm_log_f32_batch,
-        rm_log_fast_rel_err, rm_log_fast_batch, rm_log_accurate;
-    "log1p" => rm_log1p_f32, rm_log1p_bf16, rm_log1p_f16, rm_log1p_f32_batch,
-        rm_log1p_fast_rel_err, rm_log1p_fast_batch, rm_log1p_accurate;
-    "sin" => rm_sin_f32, rm_sin_bf16, rm_sin_f16, rm_sin_f32_batch,
-        rm_sin_fast_rel_err, rm_sin_fast_batch, rm_sin_accurate;
-    "cos" => rm_cos_f32, rm_cos_bf16, rm_cos_f16, rm_cos_f32_batch,
-        rm_cos_fast_rel_err, rm_cos_fast_batch, rm_cos_accurate;
-    "tanh" => rm_tanh_f32, rm_tanh_bf16, rm_tanh_f16, rm_tanh_f32_batch,
-        rm_tanh_fast_rel_err, rm_tanh_fast_batch, rm_tanh_accurate;
-    "sigmoid" => rm_sigmoid_f32, rm_sigmoid_bf16, rm_sigmoid_f16, rm_sigmoid_f32_batch,
-        rm_sigmoid_fast_rel_err, rm_sigmoid_fast_batch, rm_sigmoid_accurate;
-    "silu" => rm_silu_f32, rm_silu_bf16, rm_silu_f16, rm_silu_f32_batch,
-        rm_silu_fast_rel_err, rm_silu_fast_batch, rm_silu_accurate;
-    "softplus" => rm_softplus_f32, rm_softplus_bf16, rm_softplus_f16, rm_softplus_f32_batch,
-        rm_softplus_fast_rel_err, rm_softplus_fast_batch, rm_softplus_accurate;
-}
+math::functions::unary_functions!(device_fns);
 
 /// The function named `name`.
 pub fn by_name(name: &str) -> Option<DeviceFn> {

@@ -101,50 +101,35 @@ impl Drop for Num {
     }
 }
 
-/// The functions of the math core.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Func {
-    Exp,
-    Expm1,
-    Log,
-    Log1p,
-    Sin,
-    Cos,
-    Tanh,
-    Sigmoid,
-    Silu,
-    Softplus,
+// The crate's list of its correctly rounded functions, read from the crate's own file so
+// the oracle covers exactly what the math core provides.
+include!("../../../src/math/functions.rs");
+
+/// Generates `Func` from the crate's list (`unary_functions!`).
+macro_rules! oracle_functions {
+    ($($name:ident $ty:ident in $family:ident: $doc:literal, $x:literal => $bits:literal;)*) => {
+        /// The functions of the math core.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Func {
+            $(#[doc = $doc] $ty,)*
+        }
+
+        impl Func {
+            /// Every function, in the crate's order.
+            pub const ALL: [Func; [$(stringify!($name)),*].len()] = [$(Func::$ty),*];
+
+            /// The function's name in the crate (`exp`, `log1p`, ...).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Func::$ty => stringify!($name),)*
+                }
+            }
+        }
+    };
 }
+unary_functions!(oracle_functions);
 
 impl Func {
-    pub const ALL: [Func; 10] = [
-        Func::Exp,
-        Func::Expm1,
-        Func::Log,
-        Func::Log1p,
-        Func::Sin,
-        Func::Cos,
-        Func::Tanh,
-        Func::Sigmoid,
-        Func::Silu,
-        Func::Softplus,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Func::Exp => "exp",
-            Func::Expm1 => "expm1",
-            Func::Log => "log",
-            Func::Log1p => "log1p",
-            Func::Sin => "sin",
-            Func::Cos => "cos",
-            Func::Tanh => "tanh",
-            Func::Sigmoid => "sigmoid",
-            Func::Silu => "silu",
-            Func::Softplus => "softplus",
-        }
-    }
-
     pub fn from_name(name: &str) -> Option<Func> {
         Func::ALL.into_iter().find(|f| f.name() == name)
     }
