@@ -120,20 +120,6 @@ fn map_generic<U: CrUnary, F: Format, const FUSED: bool>(xs: &[F], out: &mut [Ma
     }
 }
 
-// Wrappers with the slices as parameters (not `math::vector::run_on`, whose kernel struct
-// hides them from LLVM's alias analysis: the loop below would not vectorize).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
-fn map_avx512<U: CrUnary, F: Format>(xs: &[F], out: &mut [MaybeUninit<F>]) {
-    map_generic::<U, F, true>(xs, out)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn map_avx2<U: CrUnary, F: Format>(xs: &[F], out: &mut [MaybeUninit<F>]) {
-    map_generic::<U, F, true>(xs, out)
-}
-
 /// Which compiled copy of the slice kernels runs. Every copy gives the same bits; this
 /// only picks the widest vectors the CPU has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -182,29 +168,12 @@ impl VectorPath {
     }
 }
 
-/// Apply f to every element with the given path (falls back to the baseline when the CPU
-/// lacks the requested features). Every element of `out` is written.
-pub(crate) fn map_uninit_with<U: CrUnary, F: Format>(
-    path: VectorPath,
-    xs: &[F],
-    out: &mut [MaybeUninit<F>],
-) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let best = VectorPath::detect();
-        match path {
-            // SAFETY: the CPU supports the features (checked by `detect`).
-            VectorPath::Avx512 if best == VectorPath::Avx512 => unsafe {
-                return map_avx512::<U, F>(xs, out);
-            },
-            VectorPath::Avx2 if best != VectorPath::Baseline => unsafe {
-                return map_avx2::<U, F>(xs, out);
-            },
-            _ => {}
-        }
-    }
-    let _ = path;
-    map_generic::<U, F, TARGET_FUSES>(xs, out)
+crate::math::vector::path_copies! {
+    /// Apply f to every element with the given path (or the widest below it that the CPU
+    /// has). Every element of `out` is written. The AVX copies fuse their multiply-adds,
+    /// the baseline copy where its target does (`madd.rs`): the same bits either way.
+    pub(crate) fn map_uninit_with<U: CrUnary, F: Format>(xs: &[F], out: &mut [MaybeUninit<F>])
+        where I: Isa = map_generic::<U, F, { <I as crate::math::vector::Isa>::FUSED }>;
 }
 
 /// A process-wide cap on the vector path (0: none, 1: baseline, 2: AVX2, 3: AVX-512).

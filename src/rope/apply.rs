@@ -175,77 +175,21 @@ fn rows_generic<F: Format>(
     }
 }
 
-// The same code compiled for wider vectors (runtime dispatch); the operations are the same
-// IEEE operations, so every copy gives the same bits (the products are exact, so even a
-// contraction into an FMA could not change a sum; Rust does not contract anyway).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
-fn rows_avx512<F: Format>(
-    g: &Geometry,
-    first: usize,
-    xs: &[F],
-    cos: &[F],
-    sin: &[F],
-    ys: &mut [Out<F>],
-    sgn: f64,
-) {
-    rows_generic(g, first, xs, cos, sin, ys, sgn)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn rows_avx2<F: Format>(
-    g: &Geometry,
-    first: usize,
-    xs: &[F],
-    cos: &[F],
-    sin: &[F],
-    ys: &mut [Out<F>],
-    sgn: f64,
-) {
-    rows_generic(g, first, xs, cos, sin, ys, sgn)
-}
-
-/// 0 = baseline, 1 = AVX2, 2 = AVX-512 (with BW): the crate's vector path
-/// (`crate::math::unary::best_path`, which a test may cap).
-fn vector_level() -> u8 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use crate::math::VectorPath;
-        static BW: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        let bw = *BW.get_or_init(|| std::is_x86_feature_detected!("avx512bw"));
-        match crate::math::unary::best_path() {
-            VectorPath::Avx512 if bw => return 2,
-            VectorPath::Avx512 | VectorPath::Avx2 => return 1,
-            _ => {}
-        }
-    }
-    0
-}
-
-#[inline]
-#[allow(clippy::too_many_arguments)]
-fn rows<F: Format>(
-    level: u8,
-    g: &Geometry,
-    first: usize,
-    xs: &[F],
-    cos: &[F],
-    sin: &[F],
-    ys: &mut [Out<F>],
-    sgn: f64,
-) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        // SAFETY: the CPU has the features (checked by `vector_level`).
-        match level {
-            2 => return unsafe { rows_avx512(g, first, xs, cos, sin, ys, sgn) },
-            1 => return unsafe { rows_avx2(g, first, xs, cos, sin, ys, sgn) },
-            _ => {}
-        }
-    }
-    let _ = level;
-    rows_generic(g, first, xs, cos, sin, ys, sgn)
+crate::math::vector::path_copies! {
+    /// [`rows_generic`] compiled for `path` (or the widest path below it that the CPU
+    /// has); the operations are the same IEEE operations, so every copy gives the same bits
+    /// (the products are exact, so even a contraction into an FMA could not change a sum;
+    /// Rust does not contract anyway).
+    #[allow(clippy::too_many_arguments)]
+    fn rows<F: Format>(
+        g: &Geometry,
+        first: usize,
+        xs: &[F],
+        cos: &[F],
+        sin: &[F],
+        ys: &mut [Out<F>],
+        sgn: f64,
+    ) = rows_generic::<F>;
 }
 
 /// Apply the rotation to contiguous `x` (b*h*t*d elements) with contiguous cos/sin tables
@@ -265,7 +209,7 @@ pub(crate) fn apply<F: Format + Default>(
     }
     let mut out = crate::ops::buffer::uninit::<F>(x.len());
     let y = &mut out[..];
-    let level = vector_level();
+    let path = crate::math::unary::best_path();
     let chunk = d * ROWS_PER_TASK;
     if g.layout != RopeLayout::Thd && g.h > 1 && g.t >= 2 * T_BLOCK && x.len() > chunk {
         // (b, h, t, d): a task is one batch entry and a block of T_BLOCK positions, looping
@@ -282,17 +226,17 @@ pub(crate) fn apply<F: Format + Default>(
                 // SAFETY: rows r0..r0+len of y, inside y, written by this task only (the
                 // (batch, head, block) triples of distinct tasks are disjoint).
                 let ys = unsafe { std::slice::from_raw_parts_mut(yp.get().add(r0 * d), len * d) };
-                rows(level, g, r0, xs, cos, sin, ys, sgn);
+                rows(path, g, r0, xs, cos, sin, ys, sgn);
             }
         });
     } else if x.len() <= chunk {
-        rows(level, g, 0, x, cos, sin, y, sgn);
+        rows(path, g, 0, x, cos, sin, y, sgn);
     } else {
         x.par_chunks(chunk)
             .zip(y.par_chunks_mut(chunk))
             .enumerate()
             .for_each(|(task, (xs, ys))| {
-                rows(level, g, task * ROWS_PER_TASK, xs, cos, sin, ys, sgn)
+                rows(path, g, task * ROWS_PER_TASK, xs, cos, sin, ys, sgn)
             });
     }
     // SAFETY: the rows cover all of x (x.len() is a multiple of d, every row writes its d
@@ -396,9 +340,9 @@ mod tests {
                     batched: false,
                 };
                 let mut outs = Vec::new();
-                for level in 0..=vector_level() {
+                for path in crate::math::VectorPath::available() {
                     let mut y = vec![std::mem::MaybeUninit::new(F::default()); x.len()];
-                    rows(level, &g, 0, &x, &c, &s, &mut y, 1.0);
+                    rows(path, &g, 0, &x, &c, &s, &mut y, 1.0);
                     let y: Vec<u32> = y
                         .iter()
                         .map(|v| unsafe { v.assume_init() }.bits())

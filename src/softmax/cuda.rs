@@ -1,6 +1,6 @@
 //! The device half of softmax and log-softmax over the last dimension, forward and
 //! backward: launches of `kernels/softmax/softmax.cu` (one block of `BLOCK` threads per row,
-//! grid-stride over rows), which compute the same bits as the CPU (`crate::softmax`):
+//! grid-stride over rows), which compute the same bits as the CPU half (`super::cpu`):
 //! the per-element math is the operation-for-operation mirror `kernels/softmax/row.cuh`
 //! over the math core's device functions (`kernels/math/`), and the row sums are exact
 //! 128-bit integer sums, which no block size, warp schedule or reduction order can change.
