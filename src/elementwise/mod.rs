@@ -1,6 +1,7 @@
 //! Correctly rounded elementwise ops: drop-in replacements for `Tensor::exp`, `log`, `sin`,
 //! `cos`, `tanh`, `candle_nn::ops::sigmoid`, `silu` and the softplus that models write as
-//! `(x.exp() + 1).log()`.
+//! `(x.exp() + 1).log()`, and `expm1`, `log1p`. The functions are listed once, in
+//! `src/math/functions.rs`, which generates [`UnaryFn`] and the ops below.
 //!
 //! Each op is a `CustomOp1` over the slice kernels of [`crate::math`]: f32, f16 and bf16
 //! (the same dtype out), any shape and layout (a strided input is gathered first), empty
@@ -9,15 +10,13 @@
 //! width, since each element is computed alone by the same operations. On CUDA the kernels
 //! in `kernels/elementwise/elementwise.cu` run the same operations (see `kernels/math/all.cuh`).
 
+/// The CPU half: the slice kernels of [`crate::math`] over rayon, on candle's CPU storage.
+mod cpu;
 /// The device half: launch plans of `kernels/elementwise/elementwise.cu` over [`crate::launch::Device`].
 pub mod cuda;
 
 use crate::math::{self, Format};
-use crate::ops::buffer;
-use crate::ops::layout::logical_elements;
-use candle_core::backend::BackendStorage;
-use candle_core::{CpuStorage, CustomOp1, Error, Layout, Result, Shape, Tensor, bail};
-use rayon::prelude::*;
+use candle_core::{CpuStorage, CustomOp1, Layout, Result, Shape, Tensor, bail};
 use std::mem::MaybeUninit;
 
 /// `UnaryFn`, its table and one op per function, from the list in `math::functions`.
@@ -53,25 +52,6 @@ macro_rules! unary_fns {
         $(op_fn!($name, $ty, $doc, $x, $bits);)*
     };
 }
-/// Elements per rayon task: large enough to amortize scheduling, small enough to balance.
-const CHUNK: usize = 1 << 14;
-
-/// Apply `kernel` (which writes every slot it is given) to the logical elements of `data`
-/// into a new contiguous vector.
-fn map_parallel<T: Format>(
-    data: &[T],
-    layout: &Layout,
-    kernel: impl Fn(&[T], &mut [MaybeUninit<T>]) + Sync,
-) -> Vec<T> {
-    let input = logical_elements(data, layout);
-    let mut out = buffer::uninit::<T>(input.len());
-    out.par_chunks_mut(CHUNK)
-        .zip(input.par_chunks(CHUNK))
-        .for_each(|(o, x)| kernel(x, o));
-    // SAFETY: the chunks cover the whole buffer and the kernel writes every slot.
-    unsafe { buffer::assume_init(out) }
-}
-
 struct Elementwise(UnaryFn);
 
 impl CustomOp1 for Elementwise {
@@ -80,14 +60,7 @@ impl CustomOp1 for Elementwise {
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
-        let f = self.0;
-        let out = match storage {
-            CpuStorage::F32(v) => CpuStorage::F32(map_parallel(v, layout, f.slice_kernel())),
-            CpuStorage::BF16(v) => CpuStorage::BF16(map_parallel(v, layout, f.slice_kernel())),
-            CpuStorage::F16(v) => CpuStorage::F16(map_parallel(v, layout, f.slice_kernel())),
-            other => return Err(Error::UnsupportedDTypeForOp(other.dtype(), f.name())),
-        };
-        Ok((out, layout.shape().clone()))
+        cpu::unary_fwd(self.0, storage, layout)
     }
 
     #[cfg(feature = "cuda")]
@@ -177,40 +150,13 @@ struct SoftplusWith {
     threshold: f32,
 }
 
-impl SoftplusWith {
-    fn element<T: Format>(&self, x: T) -> T {
-        let xf = x.to_f32();
-        let bx = self.beta * xf;
-        if bx > self.threshold {
-            x
-        } else if self.beta == 1.0 {
-            math::softplus_in::<T>(x)
-        } else {
-            T::round((math::softplus(bx) / self.beta) as f64)
-        }
-    }
-}
-
 impl CustomOp1 for SoftplusWith {
     fn name(&self) -> &'static str {
         "softplus_with"
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
-        fn run<T: Format>(op: &SoftplusWith, v: &[T], layout: &Layout) -> Vec<T> {
-            map_parallel(v, layout, |x: &[T], o: &mut [MaybeUninit<T>]| {
-                for (o, &x) in o.iter_mut().zip(x) {
-                    *o = MaybeUninit::new(op.element(x));
-                }
-            })
-        }
-        let out = match storage {
-            CpuStorage::F32(v) => CpuStorage::F32(run(self, v, layout)),
-            CpuStorage::BF16(v) => CpuStorage::BF16(run(self, v, layout)),
-            CpuStorage::F16(v) => CpuStorage::F16(run(self, v, layout)),
-            other => return Err(Error::UnsupportedDTypeForOp(other.dtype(), self.name())),
-        };
-        Ok((out, layout.shape().clone()))
+        cpu::softplus_with_fwd(self.beta, self.threshold, storage, layout)
     }
 
     #[cfg(feature = "cuda")]
