@@ -1,7 +1,8 @@
 // Rotary embedding kernels: rope (halves), rope_i (interleaved), rope_thd, forward and
-// backward, f32 / bf16 / f16, from tables or fused (positions in, cos/sin computed here with
-// the device trig mirror, kernels/math/trig.cuh). The mirror of src/rope/apply.rs: the same arithmetic in the
-// same order, so a CUDA tensor gets the bits of a CPU tensor.
+// backward, f32 / bf16 / f16, from tables or fused (positions in, cos/sin computed here
+// with the device trig mirror, kernels/math/trig.cuh). The mirror of src/rope/apply.rs and
+// src/rope/tables.rs: the same arithmetic in the same order, so a CUDA tensor gets the bits
+// of a CPU tensor.
 //
 // Scheme (see src/rope/apply.rs): inputs widened exactly to double; the products x1*c and
 // x2*s are exact in double; TwoSum gives the exact sum s + e; s is rounded to odd with e;
@@ -9,9 +10,10 @@
 // x1*c - x2*s (x1*s + x2*c) of the stored inputs rounded once. Built with --fmad=false like
 // every kernel here; with exact products a contraction could not change a bit anyway.
 //
-// The arithmetic and the index computation (rope_pair) are plain RM_FN functions; the
-// whole file runs on the emulated device (tools/cuda-emu, tests/emulated_device.rs) for the
-// bit comparison with the Rust kernel.
+// The arithmetic (sum_cr, rotate, cos_sin_entry, angle: the Rust names) and the index
+// computation (pair_at, cs_row) are plain RM_FN functions; the whole file runs on the
+// emulated device (tools/cuda-emu, tests/emulated_device.rs) for the bit comparison with
+// the Rust kernel.
 #include "math/all.cuh"
 
 #define ROPE_BLOCK 256
@@ -51,31 +53,55 @@ RM_FN uint64_t cs_row(const Geometry& g, uint64_t r) {
     return g.batched ? b_i * g.cs_t + t_i : t_i;
 }
 
-// Pair p (0 <= p < numel / 2): row p / (d/2), index i = p % (d/2) in the row.
+// Mirror of src/rope/apply.rs `rotate`: (x1*c - x2*s, x1*s + x2*c), each correctly
+// rounded; sgn is +1 (forward) or -1 (backward: the rotation by -theta), applied exactly
+// to s.
+template <class F>
+RM_FN void rotate(typename F::T x1, typename F::T x2, typename F::T c, typename F::T s,
+                  double sgn, typename F::T* y1, typename F::T* y2) {
+    double a = (double)F::to_f32(x1);
+    double b = (double)F::to_f32(x2);
+    double cd = (double)F::to_f32(c);
+    double sd = (double)F::to_f32(s) * sgn;
+    *y1 = sum_cr<F>(a * cd, -(b * sd));
+    *y2 = sum_cr<F>(a * sd, b * cd);
+}
+
+// Pair p (0 <= p < numel / 2) of the layout: its row r = p / (d/2), its index i = p % (d/2)
+// in the row's cos/sin entries, and the offsets i1, i2 of its two elements (the layouts of
+// src/rope/apply.rs `row_halves` and `row_interleaved`).
+struct Pair {
+    uint64_t r, i, i1, i2;
+};
+
+RM_FN Pair pair_at(const Geometry& g, uint64_t p) {
+    uint64_t half = g.d / 2;
+    Pair q;
+    q.r = p / half;
+    q.i = p % half;
+    uint64_t base = q.r * g.d;
+    if (g.layout == 1) {
+        q.i1 = base + 2 * q.i;
+        q.i2 = q.i1 + 1;
+    } else {
+        q.i1 = base + q.i;
+        q.i2 = q.i1 + half;
+    }
+    return q;
+}
+
+// Pair p rotated by the table entries of its row.
 template <class F>
 RM_FN void rope_pair(const Geometry& g, uint64_t p, const typename F::T* x,
                      const typename F::T* cos, const typename F::T* sin, typename F::T* y,
                      double sgn) {
-    uint64_t half = g.d / 2;
-    uint64_t r = p / half;
-    uint64_t i = p % half;
-    uint64_t base = r * g.d;
-    uint64_t i1, i2;
-    if (g.layout == 1) {
-        i1 = base + 2 * i;
-        i2 = i1 + 1;
-    } else {
-        i1 = base + i;
-        i2 = i1 + half;
-    }
-    uint64_t k = cs_row(g, r) * half + i;
-    double a = (double)F::to_f32(x[i1]);
-    double b = (double)F::to_f32(x[i2]);
-    double c = (double)F::to_f32(cos[k]);
-    double s = (double)F::to_f32(sin[k]) * sgn;
-    y[i1] = sum_cr<F>(a * c, -(b * s));
-    y[i2] = sum_cr<F>(a * s, b * c);
+    Pair q = pair_at(g, p);
+    uint64_t k = cs_row(g, q.r) * (g.d / 2) + q.i;
+    rotate<F>(x[q.i1], x[q.i2], cos[k], sin[k], sgn, &y[q.i1], &y[q.i2]);
 }
+
+// Mirror of src/rope/tables.rs `angle`: f32(inv * f32(pos)).
+RM_FN float angle(float inv, uint32_t pos) { return inv * (float)pos; }
 
 // Mirror of src/rope/tables.rs `cos_sin_entry`: (cos(a) * af, sin(a) * af) each rounded
 // once to F: the fast f64 paths accepted by the rounding test (error bound 2^-46), else the
@@ -112,27 +138,10 @@ template <class F>
 RM_FN void rope_fused_pair(const Geometry& g, uint64_t p, const typename F::T* x,
                            const uint32_t* pos, const float* inv_freq, float af,
                            typename F::T* y, double sgn) {
-    uint64_t half = g.d / 2;
-    uint64_t r = p / half;
-    uint64_t i = p % half;
-    uint64_t base = r * g.d;
-    uint64_t i1, i2;
-    if (g.layout == 1) {
-        i1 = base + 2 * i;
-        i2 = i1 + 1;
-    } else {
-        i1 = base + i;
-        i2 = i1 + half;
-    }
-    float angle = inv_freq[i] * (float)pos[cs_row(g, r)];
+    Pair q = pair_at(g, p);
     typename F::T ct, st;
-    cos_sin_entry<F>(angle, af, &ct, &st);
-    double a = (double)F::to_f32(x[i1]);
-    double b = (double)F::to_f32(x[i2]);
-    double c = (double)F::to_f32(ct);
-    double s = (double)F::to_f32(st) * sgn;
-    y[i1] = sum_cr<F>(a * c, -(b * s));
-    y[i2] = sum_cr<F>(a * s, b * c);
+    cos_sin_entry<F>(angle(inv_freq[q.i], pos[cs_row(g, q.r)]), af, &ct, &st);
+    rotate<F>(x[q.i1], x[q.i2], ct, st, sgn, &y[q.i1], &y[q.i2]);
 }
 
 }  // namespace repro_rope
