@@ -19,7 +19,7 @@ use super::ozaki::SlicedMatrix;
 use super::scalar::FftScalar;
 use super::stockham::Stockham;
 use crate::math::VectorPath;
-use crate::math::unary::best_path;
+use crate::math::vector::best_path;
 use candle_core::{Result, bail};
 use num_complex::Complex32;
 use std::cell::RefCell;

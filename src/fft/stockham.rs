@@ -31,7 +31,7 @@ use super::plan::canonical;
 use super::scalar::FftScalar;
 use super::twiddles;
 use crate::math::VectorPath;
-use crate::math::unary::best_path;
+use crate::math::vector::best_path;
 use crate::math::vector::{Isa, PathKernel, run_on};
 use num_complex::Complex32;
 

@@ -51,7 +51,7 @@ pub(crate) mod unary;
 pub(crate) mod vector;
 
 pub use round::Format;
-pub use unary::{VectorPath, force_vector_path};
+pub use vector::{VectorPath, force_vector_path};
 
 use half::{bf16, f16};
 

@@ -28,6 +28,7 @@
 
 use super::madd::TARGET_FUSES;
 use super::round::{Format, round_if_certain};
+use super::vector::{Isa, VectorPath, best_path};
 use std::mem::MaybeUninit;
 
 /// A correctly rounded function of one f32 argument (see the module documentation).
@@ -120,93 +121,12 @@ fn map_generic<U: CrUnary, F: Format, const FUSED: bool>(xs: &[F], out: &mut [Ma
     }
 }
 
-/// Which compiled copy of the slice kernels runs. Every copy gives the same bits; this
-/// only picks the widest vectors the CPU has.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum VectorPath {
-    /// The baseline target (SSE2 on x86-64, NEON on aarch64).
-    Baseline,
-    /// x86-64 AVX2 + FMA copy.
-    Avx2,
-    /// x86-64 AVX-512 (F, DQ, VL, BW) + FMA copy.
-    Avx512,
-}
-
-impl VectorPath {
-    /// The widest path this CPU supports.
-    pub fn detect() -> VectorPath {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::is_x86_feature_detected!("avx512f")
-                && std::is_x86_feature_detected!("avx512dq")
-                && std::is_x86_feature_detected!("avx512vl")
-                && std::is_x86_feature_detected!("avx512bw")
-                && std::is_x86_feature_detected!("fma")
-            {
-                return VectorPath::Avx512;
-            }
-            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-                return VectorPath::Avx2;
-            }
-        }
-        VectorPath::Baseline
-    }
-
-    /// Every path this CPU can run (for tests that compare them).
-    pub fn available() -> Vec<VectorPath> {
-        let mut paths = vec![VectorPath::Baseline];
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-                paths.push(VectorPath::Avx2);
-            }
-            if VectorPath::detect() == VectorPath::Avx512 {
-                paths.push(VectorPath::Avx512);
-            }
-        }
-        paths
-    }
-}
-
 crate::math::vector::path_copies! {
     /// Apply f to every element with the given path (or the widest below it that the CPU
     /// has). Every element of `out` is written. The AVX copies fuse their multiply-adds,
     /// the baseline copy where its target does (`madd.rs`): the same bits either way.
     pub(crate) fn map_uninit_with<U: CrUnary, F: Format>(xs: &[F], out: &mut [MaybeUninit<F>])
-        where I: Isa = map_generic::<U, F, { <I as crate::math::vector::Isa>::FUSED }>;
-}
-
-/// A process-wide cap on the vector path (0: none, 1: baseline, 2: AVX2, 3: AVX-512).
-static FORCED_PATH: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
-
-/// Cap every op's vector path at `path` (`None`: the widest the CPU has), for tests and
-/// benchmarks that compare the paths on whole models. Outputs never change with it.
-#[doc(hidden)]
-pub fn force_vector_path(path: Option<VectorPath>) {
-    let v = match path {
-        None => 0,
-        Some(VectorPath::Baseline) => 1,
-        Some(VectorPath::Avx2) => 2,
-        Some(VectorPath::Avx512) => 3,
-    };
-    FORCED_PATH.store(v, std::sync::atomic::Ordering::Relaxed);
-}
-
-/// The vector path every op takes: the widest this CPU has (detected once), or the cap
-/// [`force_vector_path`] set if lower.
-pub(crate) fn best_path() -> VectorPath {
-    static PATH: std::sync::OnceLock<VectorPath> = std::sync::OnceLock::new();
-    let detected = *PATH.get_or_init(VectorPath::detect);
-    let rank = |p: VectorPath| match p {
-        VectorPath::Baseline => 1,
-        VectorPath::Avx2 => 2,
-        VectorPath::Avx512 => 3,
-    };
-    match FORCED_PATH.load(std::sync::atomic::Ordering::Relaxed) {
-        1 => VectorPath::Baseline,
-        2 if rank(detected) >= 2 => VectorPath::Avx2,
-        _ => detected,
-    }
+        where I: Isa = map_generic::<U, F, { <I as Isa>::FUSED }>;
 }
 
 /// `out` seen as slots to write (the kernels write only initialized values, so this is

@@ -1,7 +1,9 @@
-//! Running one kernel on a chosen vector path: the kernel is written once and compiled once
-//! per instruction set (with that set's target features), and [`runnable`] decides, in one
-//! place for the whole crate, which copy runs: the one asked for, or the widest below it
-//! that this CPU has. Every copy gives the same bits; the path only picks vector widths.
+//! The vector paths ([`VectorPath`]: detection, the crate-wide [`best_path`] and its test
+//! cap) and running one kernel on a chosen path: the kernel is written once and compiled
+//! once per instruction set (with that set's target features), and [`runnable`] decides,
+//! in one place for the whole crate, which copy runs: the one asked for, or the widest
+//! below it that this CPU has. Every copy gives the same bits; the path only picks vector
+//! widths.
 //!
 //! Two ways to write the copies, one decision:
 //! * [`run_on`]: the kernel is a struct generic over an instruction-set marker ([`Isa`])
@@ -16,7 +18,86 @@
 //! arithmetic (no closure in between): they are then compiled inside the
 //! `#[target_feature]` copies, and the compiler vectorizes them for that width.
 
-use crate::math::VectorPath;
+/// Which compiled copy of the slice kernels runs. Every copy gives the same bits; this
+/// only picks the widest vectors the CPU has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VectorPath {
+    /// The baseline target (SSE2 on x86-64, NEON on aarch64).
+    Baseline,
+    /// x86-64 AVX2 + FMA copy.
+    Avx2,
+    /// x86-64 AVX-512 (F, DQ, VL, BW) + FMA copy.
+    Avx512,
+}
+
+impl VectorPath {
+    /// The widest path this CPU supports.
+    pub fn detect() -> VectorPath {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx512f")
+                && std::is_x86_feature_detected!("avx512dq")
+                && std::is_x86_feature_detected!("avx512vl")
+                && std::is_x86_feature_detected!("avx512bw")
+                && std::is_x86_feature_detected!("fma")
+            {
+                return VectorPath::Avx512;
+            }
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                return VectorPath::Avx2;
+            }
+        }
+        VectorPath::Baseline
+    }
+
+    /// Every path this CPU can run (for tests that compare them).
+    pub fn available() -> Vec<VectorPath> {
+        let mut paths = vec![VectorPath::Baseline];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                paths.push(VectorPath::Avx2);
+            }
+            if VectorPath::detect() == VectorPath::Avx512 {
+                paths.push(VectorPath::Avx512);
+            }
+        }
+        paths
+    }
+}
+
+/// A process-wide cap on the vector path (0: none, 1: baseline, 2: AVX2, 3: AVX-512).
+static FORCED_PATH: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Cap every op's vector path at `path` (`None`: the widest the CPU has), for tests and
+/// benchmarks that compare the paths on whole models. Outputs never change with it.
+#[doc(hidden)]
+pub fn force_vector_path(path: Option<VectorPath>) {
+    let v = match path {
+        None => 0,
+        Some(VectorPath::Baseline) => 1,
+        Some(VectorPath::Avx2) => 2,
+        Some(VectorPath::Avx512) => 3,
+    };
+    FORCED_PATH.store(v, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The vector path every op takes: the widest this CPU has (detected once), or the cap
+/// [`force_vector_path`] set if lower.
+pub(crate) fn best_path() -> VectorPath {
+    static PATH: std::sync::OnceLock<VectorPath> = std::sync::OnceLock::new();
+    let detected = *PATH.get_or_init(VectorPath::detect);
+    let rank = |p: VectorPath| match p {
+        VectorPath::Baseline => 1,
+        VectorPath::Avx2 => 2,
+        VectorPath::Avx512 => 3,
+    };
+    match FORCED_PATH.load(std::sync::atomic::Ordering::Relaxed) {
+        1 => VectorPath::Baseline,
+        2 if rank(detected) >= 2 => VectorPath::Avx2,
+        _ => detected,
+    }
+}
 
 /// An instruction-set marker: what the copy of a kernel compiled for it may assume.
 pub(crate) trait Isa {
@@ -66,10 +147,10 @@ fn run_avx2<Out, K: PathKernel<Out>>(k: K) -> Out {
 }
 
 /// The path that runs when `path` is asked for: `path` itself, or the widest path below
-/// it that this CPU has (`crate::math::unary::best_path`, which tests may cap). Only
+/// it that this CPU has ([`best_path`], which tests may cap). Only
 /// x86-64 has paths above the baseline.
 pub(crate) fn runnable(path: VectorPath) -> VectorPath {
-    let best = crate::math::unary::best_path();
+    let best = best_path();
     match path {
         VectorPath::Avx512 if best == VectorPath::Avx512 => VectorPath::Avx512,
         VectorPath::Avx2 | VectorPath::Avx512 if best != VectorPath::Baseline => VectorPath::Avx2,

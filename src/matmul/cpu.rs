@@ -81,7 +81,7 @@ pub struct CpuConfig {
 impl Default for CpuConfig {
     fn default() -> Self {
         CpuConfig {
-            path: crate::math::unary::best_path(),
+            path: crate::math::vector::best_path(),
             kc_max: KC_MAX,
             gemv: true,
             start_tier: None,

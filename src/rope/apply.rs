@@ -209,7 +209,7 @@ pub(crate) fn apply<F: Format + Default>(
     }
     let mut out = crate::ops::buffer::uninit::<F>(x.len());
     let y = &mut out[..];
-    let path = crate::math::unary::best_path();
+    let path = crate::math::vector::best_path();
     let chunk = d * ROWS_PER_TASK;
     if g.layout != RopeLayout::Thd && g.h > 1 && g.t >= 2 * T_BLOCK && x.len() > chunk {
         // (b, h, t, d): a task is one batch entry and a block of T_BLOCK positions, looping

@@ -433,9 +433,9 @@ pub(crate) fn softmax_rows_with<F: Format>(
     }
 }
 
-/// [`softmax_rows_with`] on the crate's vector path (`crate::math::unary::best_path`).
+/// [`softmax_rows_with`] on the crate's vector path (`crate::math::vector::best_path`).
 pub(crate) fn softmax_rows<F: Format>(log: bool, n: usize, x: &[F], out: &mut [Out<F>]) {
-    softmax_rows_with(crate::math::unary::best_path(), log, n, x, out)
+    softmax_rows_with(crate::math::vector::best_path(), log, n, x, out)
 }
 
 /// Softmax over rows of length `n` of a slice, on a chosen vector path (for tests and
