@@ -11,7 +11,8 @@
 //! block size nor the schedule can change a bit.
 
 use crate::fft::device_plan::{DevicePlan, Step, Table};
-use crate::fft::ops::{FftKind, Norm, cached_plan, norm_divisor};
+use crate::fft::kind::{FftKind, Norm, norm_divisor};
+use crate::fft::plan::cached_plan;
 use crate::fft::{FftPlan, Precision};
 use crate::launch::{Device, KernelArg, LaunchPlan, Module, Slot, contiguous};
 use candle_core::{DType, Layout, Result, bail};
@@ -369,7 +370,7 @@ fn launch_step<D: Device + ?Sized>(
 }
 
 /// The forward pass of the candle FFT ops ([`crate::fft::fft`], `ifft`, `rfft`, `irfft`)
-/// on a device (dimensions as the op checks them): the CPU op's steps (src/ops/fft.rs
+/// on a device (dimensions as the op checks them): the CPU op's steps (src/fft/ops.rs
 /// `FftOp::cpu`) with the same arithmetic: rfft transforms x + 0i and keeps the first
 /// n/2 + 1 outputs, irfft extends the half spectrum Hermitian, transforms it inversely and
 /// keeps the real parts, and the outputs are divided by the op's [`norm_divisor`] (one IEEE
@@ -474,7 +475,7 @@ pub fn fft_op<D: FftDevice + ?Sized>(
 
 #[cfg(feature = "cuda")]
 mod on_cuda {
-    use super::{FftDevice, FftTables, upload_tables};
+    use super::{FftDevice, FftKind, FftTables, Norm, upload_tables};
     use crate::fft::{FftPlan, Precision};
     use candle_core::cuda_backend::WrapErr;
     use candle_core::{CudaDevice, CudaStorage, Layout, Result};
@@ -536,17 +537,20 @@ mod on_cuda {
 
     /// The candle op's CUDA forward pass (`FftOp::cuda_fwd`).
     pub(crate) fn op_fwd(
-        op: &crate::fft::ops::FftOp,
+        kind: FftKind,
+        n: usize,
+        norm: Norm,
+        precision: Precision,
         storage: &CudaStorage,
         layout: &Layout,
     ) -> Result<CudaStorage> {
         let dev = &storage.device;
         super::fft_op(
             dev,
-            op.kind,
-            op.n,
-            op.norm,
-            op.precision,
+            kind,
+            n,
+            norm,
+            precision,
             super::OZAKI_MMA,
             storage,
             layout,

@@ -4,7 +4,8 @@
 //!   `num_complex::Complex32` buffers (any number of rows of n) in place or out of place.
 //! * Candle ops [`fft`], [`ifft`], [`rfft`], [`irfft`] on f32 tensors whose last
 //!   dimension is 2 (re, im), transforming the second-to-last dimension, with numpy's
-//!   [`Norm`] conventions ([`ops`](mod@ops); also reachable as `crate::ops::fft`).
+//!   [`Norm`] conventions ([`ops`](mod@ops); also reachable as `crate::ops::fft`; the
+//!   transform kinds and normalizations in [`kind`](mod@kind), shared with the device half).
 //!
 //! One file per algorithm: [`dft_gemm`](mod@dft_gemm) (small n as a matrix product),
 //! [`stockham`](mod@stockham) (radix-8 autosort stages), [`bluestein`](mod@bluestein)
@@ -22,6 +23,7 @@ pub mod butterflies;
 pub mod cuda;
 pub mod device_plan;
 pub mod dft_gemm;
+pub mod kind;
 pub(crate) mod lanes;
 pub mod ops;
 pub mod ozaki;
@@ -30,5 +32,6 @@ pub(crate) mod scalar;
 pub mod stockham;
 pub mod twiddles;
 
-pub use ops::{Norm, fft, fft_with, ifft, ifft_with, irfft, irfft_with, rfft, rfft_with};
+pub use kind::Norm;
+pub use ops::{fft, fft_with, ifft, ifft_with, irfft, irfft_with, rfft, rfft_with};
 pub use plan::{DFT_GEMM_MAX, DFT_GEMM_MAX_POW2, FftPlan, MAX_LEN, Precision};

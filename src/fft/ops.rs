@@ -7,7 +7,7 @@
 //! one for the real input of [`rfft`] and the real output of [`irfft`]), batched over all
 //! leading dimensions. Any layout is accepted (a strided input is gathered first).
 //!
-//! # Semantics (numpy.fft's, with the unnormalized transforms of [`FftPlan`])
+//! # Semantics (numpy.fft's, with the unnormalized transforms of [`FftPlan`](crate::fft::FftPlan))
 //! * `fft`: X_k = sum_j x_j exp(-2 pi i jk/n); `ifft`: the same with the + sign.
 //! * `rfft`: real (..., n) -> (..., n/2 + 1, 2), computed as the complex transform of
 //!   x + 0i, truncated to its first n/2 + 1 outputs (the others are their conjugates).
@@ -33,7 +33,7 @@
 //! bits never depend on the batch, its position in it or the thread count. Every NaN
 //! output is the canonical quiet NaN 0x7FC00000.
 
-use crate::fft::{FftPlan, MAX_LEN, Precision};
+use crate::fft::{MAX_LEN, Precision};
 use crate::ops::buffer;
 use crate::ops::layout::logical_elements;
 use candle_core::backend::BackendStorage;
@@ -41,73 +41,10 @@ use candle_core::{CpuStorage, CustomOp1, DType, Error, Layout, Result, Shape, Te
 use num_complex::Complex32;
 use rayon::prelude::*;
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::mem::MaybeUninit;
-use std::sync::{Arc, Mutex, OnceLock};
 
-/// numpy's normalization modes (`norm=` of `numpy.fft`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Norm {
-    /// Forward unscaled, inverse divided by n (numpy's default).
-    #[default]
-    Backward,
-    /// Both directions divided by sqrt(n).
-    Ortho,
-    /// Forward divided by n, inverse unscaled.
-    Forward,
-}
-
-/// Which transform an op computes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum FftKind {
-    /// Complex -> complex, sign -.
-    Fft,
-    /// Complex -> complex, sign +.
-    Ifft,
-    /// Real (..., n) -> complex (..., n/2 + 1, 2).
-    Rfft,
-    /// Complex (..., m, 2) -> real (..., n), Hermitian input.
-    Irfft,
-}
-
-impl FftKind {
-    /// The numpy name of the transform (`"fft"`, `"ifft"`, `"rfft"`, `"irfft"`), used in
-    /// error messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            FftKind::Fft => "fft",
-            FftKind::Ifft => "ifft",
-            FftKind::Rfft => "rfft",
-            FftKind::Irfft => "irfft",
-        }
-    }
-
-    /// Whether the transform has the + sign.
-    pub fn is_inverse(self) -> bool {
-        matches!(self, FftKind::Ifft | FftKind::Irfft)
-    }
-}
-
-/// The divisor of the outputs for a transform of length n in direction `kind` under
-/// `norm`, or `None` when the outputs are left unscaled. The outputs are `y / divisor`
-/// (IEEE division, see the module documentation); a CUDA path must do the same.
-///
-/// ```rust
-/// use candle_repro::fft::Norm;
-/// use candle_repro::ops::fft::{FftKind, norm_divisor};
-///
-/// assert_eq!(norm_divisor(FftKind::Fft, Norm::Backward, 8), None);
-/// assert_eq!(norm_divisor(FftKind::Irfft, Norm::Backward, 8), Some(8.0));
-/// assert_eq!(norm_divisor(FftKind::Ifft, Norm::Ortho, 16), Some(4.0));
-/// ```
-pub fn norm_divisor(kind: FftKind, norm: Norm, n: usize) -> Option<f32> {
-    let nf = n as f32; // exact: n <= MAX_LEN = 2^20
-    match (norm, kind.is_inverse()) {
-        (Norm::Backward, false) | (Norm::Forward, true) => None,
-        (Norm::Backward, true) | (Norm::Forward, false) => Some(nf),
-        (Norm::Ortho, _) => Some(nf.sqrt()),
-    }
-}
+pub use crate::fft::kind::{FftKind, Norm, norm_divisor};
+pub use crate::fft::plan::cached_plan;
 
 const CANONICAL_NAN: f32 = f32::from_bits(0x7FC0_0000);
 
@@ -119,37 +56,6 @@ fn scaled(v: f32, d: Option<f32>) -> f32 {
         None => v,
     };
     if y.is_nan() { CANONICAL_NAN } else { y }
-}
-
-type PlanCache = Mutex<HashMap<(usize, Precision), Arc<FftPlan>>>;
-
-/// The plan for (n, precision), built on first use and shared by every later call in the
-/// process (a plan is a pure function of its key, so sharing changes no bit).
-///
-/// ```rust
-/// # fn main() -> candle_core::Result<()> {
-/// use candle_repro::fft::Precision;
-/// use candle_repro::ops::fft::cached_plan;
-/// use std::sync::Arc;
-///
-/// let a = cached_plan(12, Precision::F32)?;
-/// assert_eq!(a.len(), 12);
-/// assert!(Arc::ptr_eq(&a, &cached_plan(12, Precision::F32)?));
-/// assert!(cached_plan(0, Precision::F32).is_err());
-/// # Ok(()) }
-/// ```
-pub fn cached_plan(n: usize, precision: Precision) -> Result<Arc<FftPlan>> {
-    static PLANS: OnceLock<PlanCache> = OnceLock::new();
-    let cache = PLANS.get_or_init(|| Mutex::new(HashMap::new()));
-    let key = (n, precision);
-    if let Some(p) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(p.clone());
-    }
-    // Planned outside the lock (large plans take a while); a concurrent duplicate is
-    // identical, and the first one inserted wins.
-    let plan = Arc::new(FftPlan::new(n, precision)?);
-    let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
-    Ok(map.entry(key).or_insert(plan).clone())
 }
 
 /// Complex values per rayon task (whole rows per task; a longer row is one task).
@@ -336,7 +242,14 @@ impl CustomOp1 for FftOp {
     ) -> Result<(candle_core::CudaStorage, Shape)> {
         let dims = layout.dims();
         check_dims(self.kind, dims, Some(self.n))?;
-        let out = crate::fft::cuda::op_fwd(self, storage, layout)?;
+        let out = crate::fft::cuda::op_fwd(
+            self.kind,
+            self.n,
+            self.norm,
+            self.precision,
+            storage,
+            layout,
+        )?;
         Ok((out, Shape::from(self.out_dims(dims))))
     }
 }
@@ -572,6 +485,7 @@ pub fn irfft_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     #[test]
     fn divisors_follow_numpy() {

@@ -23,6 +23,8 @@ use crate::math::vector::best_path;
 use candle_core::{Result, bail};
 use num_complex::Complex32;
 use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Largest n done as a dense DFT-GEMM (powers of two only up to [`DFT_GEMM_MAX_POW2`]).
 pub const DFT_GEMM_MAX: usize = 16;
@@ -425,4 +427,35 @@ impl FftPlan {
             Typed::F64(k) => KernelRef::F64(k),
         }
     }
+}
+
+type PlanCache = Mutex<HashMap<(usize, Precision), Arc<FftPlan>>>;
+
+/// The plan for (n, precision), built on first use and shared by every later call in the
+/// process (a plan is a pure function of its key, so sharing changes no bit).
+///
+/// ```rust
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_repro::fft::Precision;
+/// use candle_repro::ops::fft::cached_plan;
+/// use std::sync::Arc;
+///
+/// let a = cached_plan(12, Precision::F32)?;
+/// assert_eq!(a.len(), 12);
+/// assert!(Arc::ptr_eq(&a, &cached_plan(12, Precision::F32)?));
+/// assert!(cached_plan(0, Precision::F32).is_err());
+/// # Ok(()) }
+/// ```
+pub fn cached_plan(n: usize, precision: Precision) -> Result<Arc<FftPlan>> {
+    static PLANS: OnceLock<PlanCache> = OnceLock::new();
+    let cache = PLANS.get_or_init(|| Mutex::new(HashMap::new()));
+    let key = (n, precision);
+    if let Some(p) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(p.clone());
+    }
+    // Planned outside the lock (large plans take a while); a concurrent duplicate is
+    // identical, and the first one inserted wins.
+    let plan = Arc::new(FftPlan::new(n, precision)?);
+    let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
+    Ok(map.entry(key).or_insert(plan).clone())
 }
