@@ -8,6 +8,7 @@
 //!    tier left, the sign of y - m for dyadic m decided in integers ([`super::exact`]),
 //!    by bisection between the two candidates tier 1 gave ([`round_by_comparison`]).
 
+use super::NormParams;
 use super::exact::{ExactRow, decide};
 use crate::math::Format;
 use crate::math::exact_dot::{DOT2_LANES, dot2};
@@ -19,17 +20,6 @@ use std::mem::MaybeUninit;
 const U: f64 = f64::from_bits(0x3CA0_0000_0000_0000);
 /// 1 + 2^-10: slack for the bounds' own roundings and second-order terms.
 const SLACK: f64 = f64::from_bits(0x3FF0_0400_0000_0000);
-
-/// What a norm computes besides its inputs.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct NormParams {
-    /// LayerNorm (subtract the mean) or RMSNorm.
-    pub remove_mean: bool,
-    /// Added to the variance (finite, >= 0; checked by the caller).
-    pub eps: f32,
-    /// Tier 1 off: every output through the exact tier (tests).
-    pub exact_only: bool,
-}
 
 /// The row statistics of tier 1.
 #[derive(Clone, Copy, Debug)]

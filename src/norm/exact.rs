@@ -10,7 +10,7 @@
 //! 2^1400 for any f32 row of fewer than 2^64 elements. CUDA mirror:
 //! `kernels/norm/exact.cuh`.
 
-use super::cpu::NormParams;
+use super::NormParams;
 use crate::math::bigint::{Big, SBig, decompose_f64, scaled};
 use crate::math::exact_dot::{BASE_EXP, ExactDot};
 use std::cmp::Ordering;

@@ -38,7 +38,7 @@ use candle_core::{
     CpuStorage, CustomOp2, CustomOp3, DType, Device, Error, Layout, Module, Result, Shape, Tensor,
     bail,
 };
-use cpu::{NormParams, norm_row};
+use cpu::norm_row;
 use half::{bf16, f16};
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
@@ -68,6 +68,17 @@ fn forward_rows<F: Format>(
                 norm_row(xr, w, b, p, o);
             }
         });
+}
+
+/// What a norm computes besides its inputs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NormParams {
+    /// LayerNorm (subtract the mean) or RMSNorm.
+    pub remove_mean: bool,
+    /// Added to the variance (finite, >= 0; checked by the caller).
+    pub eps: f32,
+    /// Tier 1 off: every output through the exact tier (tests).
+    pub exact_only: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
