@@ -52,6 +52,7 @@ macro_rules! unary_fns {
         $(op_fn!($name, $ty, $doc, $x, $bits);)*
     };
 }
+
 struct Elementwise(UnaryFn);
 
 impl CustomOp1 for Elementwise {
