@@ -25,6 +25,7 @@ pub mod models;
 pub mod nn;
 pub mod norm;
 pub mod ops;
+pub mod quantized;
 pub mod rope;
 pub mod softmax;
 

@@ -135,6 +135,72 @@ impl ExactDot {
         }
     }
 
+    /// Add the exact product a * b of an f32 and an f64 `b` that is a multiple of 2^-149
+    /// below 2^137 in magnitude (or not finite): the exact values of quantized weights
+    /// (`crate::quantized`), whose products with an f32 are not exact in f64. Such a b is
+    /// mb 2^eb with mb < 2^53 and eb >= -149 once its trailing zeros are shifted out, so
+    /// the product is an integer below 2^77 times 2^(ea + eb) with ea + eb >= -298: it
+    /// adds at most 108 bits (77, shifted by up to 31) to four consecutive limbs, each
+    /// change below 2^32, and its top bit lies below bit 128 + 137 + 298 = 563 of the
+    /// accumulator (limb 17; 2^77 such terms still fit 640 bits).
+    #[inline]
+    pub fn add_product_wide(&mut self, a: f32, b: f64) {
+        self.any_term = true;
+        let negative = ((a.to_bits() >> 31) as u64 ^ (b.to_bits() >> 63)) == 1;
+        if !a.is_finite() || !b.is_finite() {
+            self.all_neg_zero = false;
+            if a.is_nan() || b.is_nan() || a == 0.0 || b == 0.0 {
+                self.nan = true; // NaN factor, or inf * 0
+            } else if negative {
+                self.neg_inf = true;
+            } else {
+                self.pos_inf = true;
+            }
+            return;
+        }
+        let (ma, ea) = decompose(a);
+        let bits = b.to_bits() & 0x7FFF_FFFF_FFFF_FFFF;
+        let field = (bits >> 52) as i32;
+        let frac = bits & ((1 << 52) - 1);
+        let (mut mb, mut eb) = if field == 0 {
+            (frac, -1074)
+        } else {
+            (frac | 1 << 52, field - 1075)
+        };
+        if ma == 0 || mb == 0 {
+            self.all_neg_zero &= negative;
+            return;
+        }
+        self.all_neg_zero = false;
+        let tz = mb.trailing_zeros();
+        mb >>= tz;
+        eb += tz as i32;
+        debug_assert!(
+            eb >= -149 && eb + (64 - mb.leading_zeros() as i32) <= 137,
+            "add_product_wide: {b:e} is not a multiple of 2^-149 below 2^137"
+        );
+        let shift = (ea + eb - BASE_EXP) as u32;
+        let limb = (shift / 32) as usize;
+        let v = (ma as u128 * mb as u128) << (shift % 32);
+        let digits = [
+            (v as u64 & 0xFFFF_FFFF) as i64,
+            ((v >> 32) as u64 & 0xFFFF_FFFF) as i64,
+            ((v >> 64) as u64 & 0xFFFF_FFFF) as i64,
+            (v >> 96) as i64,
+        ];
+        for (l, d) in self.limbs[limb..limb + 4].iter_mut().zip(digits) {
+            if negative {
+                *l -= d;
+            } else {
+                *l += d;
+            }
+        }
+        self.since_normalize += 1;
+        if self.since_normalize == NORMALIZE_EVERY {
+            self.normalize();
+        }
+    }
+
     /// Add one value (a product with 1).
     #[inline]
     pub fn add(&mut self, x: f32) {
@@ -411,6 +477,65 @@ mod tests {
         let whole = exact_dot(n, |i| a[i], |i| b[i], None);
         let rev = exact_dot(n, |i| a[n - 1 - i], |i| b[n - 1 - i], None);
         assert_eq!(whole.to_bits(), rev.to_bits());
+    }
+
+    #[test]
+    fn wide_products_equal_their_split_into_f32_parts() {
+        // b = b0 + b1 + b2 with each part an f32 (53 bits in three pieces of at most 24):
+        // a b added wide equals the three f32 products added, specials included.
+        let mut s = 3u64;
+        for _ in 0..20_000 {
+            let a = f32::from_bits(lcg(&mut s) as u32 & 0xFF7F_FFFF);
+            let e = (lcg(&mut s) % 250) as i32 - 140;
+            let m = lcg(&mut s); // 53 bits
+            let b = (m as f64 * 2f64.powi(e - 53)).copysign(if lcg(&mut s) & 1 == 0 {
+                1.0
+            } else {
+                -1.0
+            });
+            if b.abs() >= 2f64.powi(136) || (b / 2f64.powi(-149)).fract() != 0.0 {
+                continue;
+            }
+            let b0 = b as f32;
+            let r0 = b - b0 as f64;
+            let b1 = r0 as f32;
+            let b2 = (r0 - b1 as f64) as f32;
+            assert_eq!(b0 as f64 + b1 as f64 + b2 as f64, b);
+            let mut wide = ExactDot::new();
+            wide.add_product_wide(a, b);
+            wide.add_product_wide(-a, 2f64.powi(-149));
+            let mut parts = ExactDot::new();
+            for p in [b0, b1, b2] {
+                parts.add_product(a, p);
+            }
+            parts.add_product(-a, f32::from_bits(1));
+            assert_eq!(
+                wide.finish().to_bits(),
+                parts.finish().to_bits(),
+                "{a:e} * {b:e}"
+            );
+        }
+        let inf = f64::INFINITY;
+        for (a, b) in [
+            (0.0f32, inf),
+            (2.0, inf),
+            (-2.0, inf),
+            (f32::NAN, 1.0),
+            (1.0, f64::NAN),
+        ] {
+            let mut wide = ExactDot::new();
+            wide.add_product_wide(a, b);
+            let mut narrow = ExactDot::new();
+            narrow.add_product(a, b as f32);
+            assert_eq!(wide.finish().to_bits(), narrow.finish().to_bits());
+        }
+        // Signed zeros: -0 only when every term is -0.
+        let mut z = ExactDot::new();
+        z.add_product_wide(-0.0, 3.0);
+        z.add_product_wide(2.0, -0.0);
+        assert_eq!(z.finish().to_bits(), (-0.0f64).to_bits());
+        z.add_product_wide(-1.0, -0.0);
+        assert_eq!(z.finish().to_bits(), 0);
     }
 
     #[test]

@@ -37,16 +37,16 @@ const MC_TILES: usize = 96;
 const NC_TILES: usize = 512;
 /// The longest k for which tiers 1 and 2 apply (their bounds assume k < 2^26); longer
 /// sums go straight to the exact tier.
-const FAST_MAX_K: usize = 1 << 26;
+pub(crate) const FAST_MAX_K: usize = 1 << 26;
 /// k up to which sums of f8e4m3 products are exact in f64 in any order: every product is
 /// a multiple of 2^-18 below 2^17.7, so every partial sum is a multiple of 2^-18 below
 /// 2^35 = 2^53 2^-18.
 pub(crate) const F8_EXACT_MAX_K: usize = 1 << 17;
 
 /// 2^-53 (1 + 2^-20) (see `super`'s header).
-const GAMMA_UNIT: f64 = f64::from_bits(0x3CA0_0001_0000_0000);
+pub(crate) const GAMMA_UNIT: f64 = f64::from_bits(0x3CA0_0001_0000_0000);
 /// 1 + 2^-20: covers the rounding of computed norms in the tier-2 bound.
-const NORM_SLACK: f64 = f64::from_bits(0x3FF0_0001_0000_0000);
+pub(crate) const NORM_SLACK: f64 = f64::from_bits(0x3FF0_0001_0000_0000);
 
 /// Tier 1's error coefficient c: the bound of an output is c (row norm x column norm +
 /// |bias|). NaN when tier 1 is off (no output passes the test: straight to the slower
@@ -190,7 +190,7 @@ impl LineStats {
 /// lines have both signs) and the bias, if any, is -0; with no term at all, +0. `None`:
 /// undecided here (the exact tier decides).
 #[inline(always)]
-fn zero_sign(row: u8, col: u8, k: usize, bias: Option<f32>) -> Option<bool> {
+pub(crate) fn zero_sign(row: u8, col: u8, k: usize, bias: Option<f32>) -> Option<bool> {
     let products_negative = match (row, col) {
         _ if k == 0 => true,
         (1, 2) | (2, 1) => true,
@@ -234,7 +234,7 @@ fn slow_output<T: Input, O: Format>(
 
 /// The output buffer, written by disjoint tiles from several threads.
 #[derive(Clone, Copy)]
-struct Out<O>(*mut MaybeUninit<O>);
+pub(crate) struct Out<O>(pub(crate) *mut MaybeUninit<O>);
 // SAFETY: every task writes a disjoint set of elements.
 unsafe impl<O> Send for Out<O> {}
 unsafe impl<O> Sync for Out<O> {}
@@ -243,7 +243,7 @@ impl<O> Out<O> {
     /// # Safety
     /// `idx` is in bounds and no other thread writes it.
     #[inline(always)]
-    unsafe fn write(self, idx: usize, v: O) {
+    pub(crate) unsafe fn write(self, idx: usize, v: O) {
         unsafe { (*self.0.add(idx)).write(v) };
     }
 }
@@ -365,20 +365,26 @@ thread_local! {
 /// most [`MC_TILES`] rows, fewer when that would leave threads idle. Nothing here reaches
 /// the output bits.
 #[derive(Clone, Copy, Debug)]
-struct Plan {
-    mr: usize,
-    nr: usize,
-    mc: usize,
-    nc: usize,
-    kc: usize,
-    kblocks: usize,
+pub(crate) struct Plan {
+    pub mr: usize,
+    pub nr: usize,
+    pub mc: usize,
+    pub nc: usize,
+    pub kc: usize,
+    pub kblocks: usize,
 }
 
 impl Plan {
     /// `operand_bytes`: the size of A and B together; the packed B slab (k x nc f64)
     /// stays below it (fewer columns per block for small operands), so that no workspace
     /// outgrows the operands.
-    fn new(path: VectorPath, m: usize, k: usize, kc_max: usize, operand_bytes: usize) -> Plan {
+    pub(crate) fn new(
+        path: VectorPath,
+        m: usize,
+        k: usize,
+        kc_max: usize,
+        operand_bytes: usize,
+    ) -> Plan {
         let (mr, nr) = kernel::tile(path);
         let kblocks = k.div_ceil(kc_max.max(1));
         let kc = if kblocks == 0 { 0 } else { k.div_ceil(kblocks) };
@@ -443,7 +449,7 @@ fn pack_b_slab<T: Input>(
 /// Pack rows [i0, i0 + rows) x k-range [p0, p0 + kc) of A into panels of MR rows: panel
 /// t holds, for each p, the MR values A[i0 + t MR + r][p0 + p] (0 past the last row).
 #[inline(always)]
-fn pack_a<T: Input, const MR: usize>(
+pub(crate) fn pack_a<T: Input, const MR: usize>(
     a: &View<T>,
     i0: usize,
     rows: usize,
@@ -652,7 +658,12 @@ impl<T: Input, O: Format> GemvTask<'_, '_, T, O> {
 /// Stats of `count` lines of `len` elements of a view, line l's element q at (l, q) if
 /// `rows`, else at (q, l): along contiguous lines a slice pass, across them a pass per
 /// element that keeps one sum per line.
-fn view_stats<T: Input>(v: &View<T>, rows: bool, count: usize, len: usize) -> Vec<LineStats> {
+pub(crate) fn view_stats<T: Input>(
+    v: &View<T>,
+    rows: bool,
+    count: usize,
+    len: usize,
+) -> Vec<LineStats> {
     let (line_stride, elem_stride) = if rows { (v.rs, v.cs) } else { (v.cs, v.rs) };
     let mut out = vec![LineStats::default(); count];
     if len == 0 {
