@@ -44,6 +44,7 @@ pub(crate) mod madd;
 pub(crate) mod recip;
 pub mod round;
 pub mod sigmoid;
+pub(crate) mod simd;
 pub mod softplus;
 pub mod tanh;
 pub mod trig;

@@ -502,11 +502,7 @@ impl<T: Input, O: Format> PathKernel<()> for GemmTask<'_, '_, T, O> {
     #[inline(always)]
     fn run<I: Isa>(self) {
         let GemmTask { block, scratch } = self;
-        if I::FUSED {
-            block.go::<true>(scratch)
-        } else {
-            block.go::<false>(scratch)
-        }
+        block.go::<I>(scratch)
     }
 }
 
@@ -515,19 +511,16 @@ impl<T: Input, O: Format> Block<'_, '_, T, O> {
     /// `run_on` picked (the widest the CPU has up to it): so a test can run every tile
     /// shape on any CPU.
     #[inline(always)]
-    fn go<const FUSED: bool>(&self, scratch: &mut Vec<f64>) {
+    fn go<I: Isa>(&self, scratch: &mut Vec<f64>) {
         match (self.plan.mr, self.plan.nr) {
-            (8, 24) => self.go_tiles::<8, 24, FUSED>(scratch),
-            (6, 8) => self.go_tiles::<6, 8, FUSED>(scratch),
-            _ => self.go_tiles::<4, 4, FUSED>(scratch),
+            (8, 24) => self.go_tiles::<I, 8, 24>(scratch),
+            (6, 8) => self.go_tiles::<I, 6, 8>(scratch),
+            _ => self.go_tiles::<I, 4, 4>(scratch),
         }
     }
 
     #[inline(always)]
-    fn go_tiles<const MR: usize, const NR: usize, const FUSED: bool>(
-        &self,
-        scratch: &mut Vec<f64>,
-    ) {
+    fn go_tiles<I: Isa, const MR: usize, const NR: usize>(&self, scratch: &mut Vec<f64>) {
         let sh = self.sh;
         let p = sh.p;
         let Plan {
@@ -575,7 +568,7 @@ impl<T: Input, O: Format> Block<'_, '_, T, O> {
                     } else {
                         &mut local[..tile_len]
                     };
-                    kernel::micro_tile::<MR, NR, FUSED>(kcb, ap, bp, t, kb > 0);
+                    kernel::micro_tile::<I, MR, NR>(kcb, ap, bp, t, kb > 0);
                     if !last {
                         continue;
                     }

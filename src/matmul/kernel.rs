@@ -12,6 +12,8 @@
 use super::Input;
 use crate::math::VectorPath;
 use crate::math::madd::madd;
+use crate::math::simd::{F64s, with_f64s};
+use crate::math::vector::Isa;
 
 /// The register tile of each path: MR rows of A times NR columns of B, MR * NR/W
 /// accumulator vectors plus NR/W for a row of B and one broadcast, within the register
@@ -26,9 +28,11 @@ pub(crate) const fn tile(path: VectorPath) -> (usize, usize) {
 
 /// C[r][c] (+)= sum over p < kc of A[p][r] * B[p][c]: `a` holds kc groups of MR values (a
 /// packed A panel), `b` kc groups of NR values (a packed B panel), `c` the tile row by
-/// row (MR * NR values), added to when `accumulate`, else overwritten.
+/// row (MR * NR values), added to when `accumulate`, else overwritten. The accumulators
+/// are MR x NR/W vectors of the copy `I`'s width (`crate::math::simd`), each summing its
+/// products in the order of p.
 #[inline(always)]
-pub(crate) fn micro_tile<const MR: usize, const NR: usize, const FUSED: bool>(
+pub(crate) fn micro_tile<I: Isa, const MR: usize, const NR: usize>(
     kc: usize,
     a: &[f64],
     b: &[f64],
@@ -38,23 +42,54 @@ pub(crate) fn micro_tile<const MR: usize, const NR: usize, const FUSED: bool>(
     let a = &a[..kc * MR];
     let b = &b[..kc * NR];
     let c = &mut c[..MR * NR];
-    let mut acc = [[0.0f64; NR]; MR];
-    if accumulate {
-        for r in 0..MR {
-            acc[r].copy_from_slice(&c[r * NR..(r + 1) * NR]);
-        }
-    }
-    for (ap, bp) in a.chunks_exact(MR).zip(b.chunks_exact(NR)) {
-        let bv: [f64; NR] = bp.try_into().unwrap();
-        for r in 0..MR {
-            let av = ap[r];
-            for j in 0..NR {
-                acc[r][j] = madd::<FUSED>(av, bv[j], acc[r][j]);
+    // SAFETY: the slices hold kc MR, kc NR and MR NR values; this runs inside the copy
+    // compiled for I, whose vectors `with_f64s` picks.
+    with_f64s!(I, NR, V => unsafe {
+        tile_on::<V, MR, NR>(kc, a.as_ptr(), b.as_ptr(), c.as_mut_ptr(), accumulate)
+    })
+}
+
+/// The most vectors in a row of a tile (NR <= 24 with one lane).
+const MAX_VECTORS: usize = 24;
+
+/// [`micro_tile`] on vectors V.
+#[inline(always)]
+unsafe fn tile_on<V: F64s, const MR: usize, const NR: usize>(
+    kc: usize,
+    a: *const f64,
+    b: *const f64,
+    c: *mut f64,
+    accumulate: bool,
+) {
+    let nv = NR / V::W;
+    const { assert!(NR <= MAX_VECTORS) };
+    unsafe {
+        let mut acc = [[V::zero(); MAX_VECTORS]; MR];
+        if accumulate {
+            for (r, row) in acc.iter_mut().enumerate() {
+                for (v, x) in row[..nv].iter_mut().enumerate() {
+                    *x = V::load(c.add(r * NR + v * V::W));
+                }
             }
         }
-    }
-    for r in 0..MR {
-        c[r * NR..(r + 1) * NR].copy_from_slice(&acc[r]);
+        for p in 0..kc {
+            let bp = b.add(p * NR);
+            let mut bv = [V::zero(); MAX_VECTORS];
+            for (v, x) in bv[..nv].iter_mut().enumerate() {
+                *x = V::load(bp.add(v * V::W));
+            }
+            for (r, row) in acc.iter_mut().enumerate() {
+                let av = V::splat(*a.add(p * MR + r));
+                for (x, &bx) in row[..nv].iter_mut().zip(&bv[..nv]) {
+                    *x = V::madd(av, bx, *x);
+                }
+            }
+        }
+        for (r, row) in acc.iter().enumerate() {
+            for (v, x) in row[..nv].iter().enumerate() {
+                x.store(c.add(r * NR + v * V::W));
+            }
+        }
     }
 }
 

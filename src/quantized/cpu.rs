@@ -18,6 +18,7 @@ use super::blocks::{self, QuantBlock, with_block};
 use crate::math::exact_dot::ExactDot;
 use crate::math::madd::madd;
 use crate::math::round::round_within_parts;
+use crate::math::simd::{F64s, with_f64s};
 use crate::math::vector::{Isa, PathKernel, run_on};
 use crate::math::{Format, VectorPath};
 use crate::matmul::Input;
@@ -154,9 +155,9 @@ impl<T: Input> Shared<'_, T> {
 }
 
 /// Dot products of R rows of x (f64, row r at `x[r * k..]`) with one weight row's bytes,
-/// each in f64 in some order (tier 1 accepts any order).
+/// each in f64 in some order (tier 1 accepts any order), in the copy `I`.
 pub(crate) trait RowDot: 'static {
-    fn dot<const R: usize, const FUSED: bool>(k: usize, x: &[f64], row: &[u8]) -> [f64; R];
+    fn dot<I: Isa, const R: usize>(k: usize, x: &[f64], row: &[u8]) -> [f64; R];
 }
 
 /// Lanes of the GEMV sums: two sets of 16 (32 independent f64 chains per row of x).
@@ -164,9 +165,29 @@ const LANES: usize = 16;
 
 impl<B: QuantBlock> RowDot for B {
     #[inline(always)]
-    fn dot<const R: usize, const FUSED: bool>(k: usize, x: &[f64], row: &[u8]) -> [f64; R] {
-        let xs: [&[f64]; R] = std::array::from_fn(|r| &x[r * k..(r + 1) * k]);
-        let mut acc = [[[0f64; LANES]; 2]; R];
+    fn dot<I: Isa, const R: usize>(k: usize, x: &[f64], row: &[u8]) -> [f64; R] {
+        assert!(x.len() >= R * k && row.len() == k / B::LEN * B::BYTES);
+        // SAFETY: x holds R rows of k and `row` k / LEN blocks (checked); this runs inside
+        // the copy compiled for I, whose vectors `with_f64s` picks.
+        with_f64s!(I, LANES, V => unsafe {
+            dot_quant::<B, V, R, { LANES / <V as F64s>::W }>(k, x.as_ptr(), row)
+        })
+    }
+}
+
+/// [`RowDot::dot`] of a quantized row on vectors V: per block, the codes unpacked into a
+/// buffer, then for each chunk of 16 weights a q - c formed exactly (a product of at most
+/// 32 bits and a difference of multiples of 2^-24 below 2^30: `blocks`' header) and
+/// multiplied into the sums of each row; chunk u of every pair goes to lane set u.
+#[inline(always)]
+unsafe fn dot_quant<B: QuantBlock, V: F64s, const R: usize, const NV: usize>(
+    k: usize,
+    x: *const f64,
+    row: &[u8],
+) -> [f64; R] {
+    // SAFETY: the caller's (x holds R rows of k; the copy has V's instruction set).
+    unsafe {
+        let mut acc = [[[V::zero(); NV]; 2]; R];
         let mut q = [0i8; 256];
         let mut a = [0f64; 16];
         let mut c = [0f64; 16];
@@ -175,30 +196,37 @@ impl<B: QuantBlock> RowDot for B {
             let base = bi * B::LEN;
             // Chunks of 16 weights (every group is a multiple of 16), two at a time.
             for ch in (0..B::LEN / LANES).step_by(2) {
-                #[allow(clippy::needless_range_loop)] // u picks the set and the chunk
                 for u in 0..2 {
                     let e0 = (ch + u) * LANES;
                     let g = e0 / B::GROUP;
-                    let (ag, cg) = (a[g], c[g]);
-                    let qs: &[i8; LANES] = q[e0..e0 + LANES].try_into().unwrap();
-                    let xr: [&[f64; LANES]; R] = std::array::from_fn(|r| {
-                        xs[r][base + e0..base + e0 + LANES].try_into().unwrap()
-                    });
-                    for t in 0..LANES {
-                        // Exact (blocks' header): the weight's value, in a register.
+                    let (av, cv) = (V::splat(a[g]), V::splat(c[g]));
+                    for v in 0..NV {
+                        let e = e0 + v * V::W;
+                        let qv = V::from_i8(q.as_ptr().add(e));
                         let w = if B::HAS_MIN {
-                            ag * qs[t] as f64 - cg
+                            V::sub(V::mul(av, qv), cv)
                         } else {
-                            ag * qs[t] as f64
+                            V::mul(av, qv)
                         };
-                        for r in 0..R {
-                            acc[r][u][t] = madd::<FUSED>(xr[r][t], w, acc[r][u][t]);
+                        for (r, acc) in acc.iter_mut().enumerate() {
+                            let xv = V::load(x.add(r * k + base + e));
+                            acc[u][v] = V::madd(xv, w, acc[u][v]);
                         }
                     }
                 }
             }
         }
-        std::array::from_fn(|r| fold(acc[r]))
+        let mut out = [0f64; R];
+        for (o, acc) in out.iter_mut().zip(acc) {
+            let mut lanes = [[0f64; LANES]; 2];
+            for (set, acc) in lanes.iter_mut().zip(acc) {
+                for (v, x) in acc.into_iter().enumerate() {
+                    x.store(set.as_mut_ptr().add(v * V::W));
+                }
+            }
+            *o = fold(lanes);
+        }
+        out
     }
 }
 
@@ -223,7 +251,18 @@ impl<const TY: u8> FloatRow<TY> {
 
 impl<const TY: u8> RowDot for FloatRow<TY> {
     #[inline(always)]
-    fn dot<const R: usize, const FUSED: bool>(k: usize, x: &[f64], row: &[u8]) -> [f64; R] {
+    fn dot<I: Isa, const R: usize>(k: usize, x: &[f64], row: &[u8]) -> [f64; R] {
+        const { assert!(R <= 4) };
+        match I::FUSED {
+            true => Self::dot_with::<R, true>(k, x, row),
+            false => Self::dot_with::<R, false>(k, x, row),
+        }
+    }
+}
+
+impl<const TY: u8> FloatRow<TY> {
+    #[inline(always)]
+    fn dot_with<const R: usize, const FUSED: bool>(k: usize, x: &[f64], row: &[u8]) -> [f64; R] {
         let xs: [&[f64]; R] = std::array::from_fn(|r| &x[r * k..(r + 1) * k]);
         let mut acc = [[[0f64; LANES]; 2]; R];
         let full = k / LANES * LANES;
@@ -277,15 +316,11 @@ struct GemvTask<'s, 'a, D, T, O> {
 impl<D: RowDot, T: Input, O: Format> PathKernel<()> for GemvTask<'_, '_, D, T, O> {
     #[inline(always)]
     fn run<I: Isa>(self) {
-        match (self.sh.p.m, I::FUSED) {
-            (1, true) => self.go::<1, true>(),
-            (2, true) => self.go::<2, true>(),
-            (3, true) => self.go::<3, true>(),
-            (4, true) => self.go::<4, true>(),
-            (1, false) => self.go::<1, false>(),
-            (2, false) => self.go::<2, false>(),
-            (3, false) => self.go::<3, false>(),
-            (4, false) => self.go::<4, false>(),
+        match self.sh.p.m {
+            1 => self.go::<I, 1>(),
+            2 => self.go::<I, 2>(),
+            3 => self.go::<I, 3>(),
+            4 => self.go::<I, 4>(),
             _ => unreachable!("GEMV rows are 1..=4"),
         }
     }
@@ -293,13 +328,13 @@ impl<D: RowDot, T: Input, O: Format> PathKernel<()> for GemvTask<'_, '_, D, T, O
 
 impl<D: RowDot, T: Input, O: Format> GemvTask<'_, '_, D, T, O> {
     #[inline(always)]
-    fn go<const R: usize, const FUSED: bool>(&self) {
+    fn go<I: Isa, const R: usize>(&self) {
         let sh = self.sh;
         let w = sh.p.w;
         let n = w.n;
         let mut undecided = Vec::new();
         for j in self.j0..self.j0 + self.cols {
-            let s = D::dot::<R, FUSED>(w.k, self.x64, w.row(j));
+            let s = D::dot::<I, R>(w.k, self.x64, w.row(j));
             for (i, &s) in s.iter().enumerate() {
                 match sh.tier1::<O>(i, j, s) {
                     // SAFETY: column j belongs to this task.
@@ -366,20 +401,17 @@ impl<T: Input, O: Format> PathKernel<()> for GemmTask<'_, '_, T, O> {
     fn run<I: Isa>(self) {
         // The tile comes from the plan (the requested path), the instructions from the
         // copy `run_on` picked: a test can run every tile shape on any CPU.
-        match (self.plan.mr, self.plan.nr, I::FUSED) {
-            (8, 24, true) => self.go::<8, 24, true>(),
-            (6, 8, true) => self.go::<6, 8, true>(),
-            (_, _, true) => self.go::<4, 4, true>(),
-            (8, 24, false) => self.go::<8, 24, false>(),
-            (6, 8, false) => self.go::<6, 8, false>(),
-            (_, _, false) => self.go::<4, 4, false>(),
+        match (self.plan.mr, self.plan.nr) {
+            (8, 24) => self.go::<I, 8, 24>(),
+            (6, 8) => self.go::<I, 6, 8>(),
+            _ => self.go::<I, 4, 4>(),
         }
     }
 }
 
 impl<T: Input, O: Format> GemmTask<'_, '_, T, O> {
     #[inline(always)]
-    fn go<const MR: usize, const NR: usize, const FUSED: bool>(self) {
+    fn go<I: Isa, const MR: usize, const NR: usize>(self) {
         let sh = self.sh;
         let p = sh.p;
         let Plan {
@@ -420,7 +452,7 @@ impl<T: Input, O: Format> GemmTask<'_, '_, T, O> {
                     } else {
                         &mut local[..tile_len]
                     };
-                    kernel::micro_tile::<MR, NR, FUSED>(kcb, ap, bp, t, kb > 0);
+                    kernel::micro_tile::<I, MR, NR>(kcb, ap, bp, t, kb > 0);
                     if !last {
                         continue;
                     }
