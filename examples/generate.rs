@@ -2,7 +2,8 @@
 //! greedily, through candle-repro's Llama (every op correctly rounded or exact), then
 //! through stock candle's `quantized_llama` on the same file.
 //!
-//! `cargo run --release --example generate -- [--prompt TEXT] [--tokens N] [--dtype f32|bf16]`
+//! `cargo run --release --example generate -- [--prompt TEXT] [--tokens N] [--dtype f32|bf16]
+//! [--dequantize]` (weights in their blocks unless `--dequantize`)
 //! `cargo run --release --example generate -- --bench`: tokens/s of a 128-token prefill and
 //! of 32 decode steps (best of 3) and peak memory, for candle-repro in f32 and bf16 and for
 //! stock candle's `quantized_llama` with the Q4_1 weights and with them dequantized to f32
@@ -18,6 +19,7 @@
 
 use candle_core::quantized::gguf_file;
 use candle_core::{DType, Device, Tensor};
+use candle_repro::models::gguf::WeightMode;
 use candle_repro::models::llama::{ModelWeights, argmax_last};
 use candle_repro::models::tokenizer;
 use std::path::PathBuf;
@@ -90,7 +92,7 @@ enum Model {
 }
 
 impl Model {
-    fn load(stock: bool, path: &PathBuf, dtype: DType) -> Model {
+    fn load(stock: bool, path: &PathBuf, dtype: DType, mode: WeightMode) -> Model {
         let mut f = std::fs::File::open(path).unwrap();
         let c = gguf_file::Content::read(&mut f).unwrap();
         if stock {
@@ -103,7 +105,7 @@ impl Model {
                 .unwrap(),
             )
         } else {
-            Model::Ours(ModelWeights::from_gguf_dtype(c, &mut f, &Device::Cpu, dtype).unwrap())
+            Model::Ours(ModelWeights::from_gguf_with(c, &mut f, &Device::Cpu, dtype, mode).unwrap())
         }
     }
     fn forward(&mut self, x: &Tensor, pos: usize) -> Tensor {
@@ -208,6 +210,11 @@ fn main() {
         Some(other) => panic!("--dtype f32 or bf16, not {other}"),
     };
     let only = arg("--only"); // "ours" or "stock": one model per process, for peak memory
+    let mode = if args.iter().any(|a| a == "--dequantize") {
+        WeightMode::Dequantized
+    } else {
+        WeightMode::Quantized
+    };
     let path = model_path();
     let mut f = std::fs::File::open(&path).unwrap();
     let content = gguf_file::Content::read(&mut f).unwrap();
@@ -220,7 +227,7 @@ fn main() {
         return bench(&path, &prompt_text);
     }
     if let Some(which) = only {
-        let mut m = Model::load(which == "stock", &path, dtype);
+        let mut m = Model::load(which == "stock", &path, dtype, mode);
         let r = generate(&mut m, &prompt, n, eos);
         let (dec, thr) = consistency(&mut m, &prompt);
         println!(
@@ -262,6 +269,9 @@ fn main() {
             &n.to_string(),
         ]);
         cmd.args(["--dtype", if dtype == DType::BF16 { "bf16" } else { "f32" }]);
+        if mode == WeightMode::Dequantized {
+            cmd.arg("--dequantize");
+        }
         let out = cmd.output().expect("run the example for one model");
         let text = String::from_utf8_lossy(&out.stdout).to_string();
         let mut lines = text.lines();
@@ -275,7 +285,7 @@ fn main() {
         rows.push((which, nums, answer));
     }
     // Our own run in this process, for the per-step hashes.
-    let mut ours = Model::load(false, &path, dtype);
+    let mut ours = Model::load(false, &path, dtype, mode);
     let r = generate(&mut ours, &prompt, n, eos);
     println!(
         "candle-repro answer: {}",
@@ -313,8 +323,8 @@ fn main() {
 
 /// One model's speed (run in a child process, see `bench`): prefill of the first 128
 /// tokens of a long chat prompt, then 32 greedy decode steps, best of 3 each.
-fn bench_one(path: &PathBuf, stock: bool, dtype: DType, prompt: &[u32]) {
-    let mut m = Model::load(stock, path, dtype);
+fn bench_one(path: &PathBuf, stock: bool, dtype: DType, mode: WeightMode, prompt: &[u32]) {
+    let mut m = Model::load(stock, path, dtype, mode);
     let x = Tensor::new(prompt, &Device::Cpu)
         .unwrap()
         .unsqueeze(0)
@@ -365,12 +375,14 @@ fn bench(path: &PathBuf, _prompt_text: &str) {
     );
     let prompt = &ids[..128];
     if let Some(i) = args.iter().position(|a| a == "--bench-one") {
-        let (stock, dtype) = match args[i + 1].as_str() {
-            "ours-f32" => (false, DType::F32),
-            "ours-bf16" => (false, DType::BF16),
-            _ => (true, DType::F32),
+        let (q, d) = (WeightMode::Quantized, WeightMode::Dequantized);
+        let (stock, dtype, mode) = match args[i + 1].as_str() {
+            "ours-f32" => (false, DType::F32, q),
+            "ours-bf16" => (false, DType::BF16, q),
+            "ours-f32-dense" => (false, DType::F32, d),
+            _ => (true, DType::F32, q),
         };
-        return bench_one(path, stock, dtype, prompt);
+        return bench_one(path, stock, dtype, mode, prompt);
     }
     println!(
         "SmolLM2-135M-Instruct, {} rayon threads: 128-token prefill and 32 decode steps, best of 3",
@@ -380,9 +392,20 @@ fn bench(path: &PathBuf, _prompt_text: &str) {
     println!("| model | weights | prefill tok/s | decode tok/s | peak MiB |");
     println!("|---|---|---|---|---|");
     type Config<'a> = (&'a str, &'a str, &'a str, Option<(&'a str, &'a str)>);
-    let configs: [Config; 5] = [
-        ("candle-repro", "f32 (from Q4_1)", "ours-f32", None),
-        ("candle-repro", "bf16 (from Q4_1)", "ours-bf16", None),
+    let configs: [Config; 6] = [
+        ("candle-repro", "Q4_1 blocks, f32 compute", "ours-f32", None),
+        (
+            "candle-repro",
+            "Q4_1 blocks, bf16 compute",
+            "ours-bf16",
+            None,
+        ),
+        (
+            "candle-repro",
+            "f32 (dequantized at load)",
+            "ours-f32-dense",
+            None,
+        ),
         ("stock quantized_llama", "Q4_1", "stock", None),
         (
             "stock quantized_llama",

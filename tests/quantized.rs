@@ -353,7 +353,7 @@ fn expected_bits(v: f64, dt: DType) -> u32 {
 }
 
 /// The configurations every product is run under: the default plan, GEMV off (the GEMM),
-/// and tier 1 off (the exact sum alone).
+/// tier 1 off (tier 2, then the exact sum) and the exact sum alone.
 fn configs() -> Vec<CpuConfig> {
     let base = CpuConfig::default();
     vec![
@@ -361,6 +361,10 @@ fn configs() -> Vec<CpuConfig> {
         CpuConfig {
             gemv: false,
             kc_max: 192,
+            ..base
+        },
+        CpuConfig {
+            start_tier: Some(2),
             ..base
         },
         CpuConfig {
@@ -694,6 +698,59 @@ fn cancellations_and_rounding_ties_are_correctly_rounded() {
             }
             check_product(ty, &wbytes, &w, &x, None, m, n, k, dt, "cancel/tie");
         }
+        // Cancellation over weights with scales anywhere in the f16 range, where the
+        // products x w need more than f64's 53 bits: a compensated sum that drops their
+        // low parts is wrong by far more than its bound.
+        let m = 4;
+        let wbytes = random_blocks(ty, n * k / len, &mut rng, false);
+        let w = oracle_weights(ty, &wbytes);
+        let mut x = vec![0f64; m * k];
+        for i in 0..m {
+            let wr = &w[(i % n) * k..(i % n + 1) * k];
+            let row = &mut x[i * k..(i + 1) * k];
+            let Some(t) = (0..k)
+                .rev()
+                .find(|&q| wr[q].is_finite() && wr[q].abs() > 1e-30)
+            else {
+                continue;
+            };
+            // x proportional to |w| with random signs: then |x| |w| = sum |x w|, and
+            // the bounds are as tight as Cauchy-Schwarz allows.
+            let scale = 1.0
+                / wr.iter()
+                    .filter(|v| v.is_finite())
+                    .fold(1e-30f64, |a, &b| a.max(b.abs()));
+            for (v, &wv) in row.iter_mut().zip(wr) {
+                *v = if wv.is_finite() {
+                    (rng.sign() * wv.abs() * scale) as f32 as f64
+                } else {
+                    0.0
+                };
+            }
+            // Cancel twice: x_t takes out the sum to f32 precision, x_u what is left.
+            let rest = partial_sum(row, wr, t);
+            row[t] = (-rest / wr[t]) as f32 as f64;
+            let Some(u) = (0..t)
+                .rev()
+                .find(|&q| wr[q].is_finite() && wr[q].abs() > 1e-30)
+            else {
+                continue;
+            };
+            let rest = partial_sum(row, wr, u);
+            row[u] = (-rest / wr[u]) as f32 as f64;
+        }
+        check_product(
+            ty,
+            &wbytes,
+            &w,
+            &x,
+            None,
+            m,
+            n,
+            k,
+            DType::F32,
+            "wide cancel",
+        );
     }
     println!("{ties} exact ties built, {hidden} near-midpoints behind a cancellation");
     assert!(ties >= 100, "only {ties} ties built");

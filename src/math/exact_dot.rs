@@ -364,6 +364,44 @@ pub fn dot2(
     total + err
 }
 
+/// [`dot2`] for f32 `a` and f64 `b` whose products are not exact in f64 (the exact values
+/// of quantized weights, `crate::quantized`): each product is split exactly into p + e
+/// (Dekker's TwoProduct: exact without underflow or overflow, and every such product is 0
+/// or at least 2^-298 and below 2^265), the p chained with TwoSum as in [`dot2`] and every e
+/// added to the error sum beside the TwoSum errors, each at most 2^-53 |p|. So the error
+/// sum collects 2n terms of the kind [`dot2`]'s bound counts: within
+/// `dot2_bound(2 n, r, sum |a b| + |bias|)`. Non-finite inputs give a non-finite result.
+#[inline]
+pub fn dot2_wide(
+    n: usize,
+    a: impl Fn(usize) -> f32,
+    b: impl Fn(usize) -> f64,
+    bias: Option<f32>,
+) -> f64 {
+    let mut s = [0.0f64; DOT2_LANES];
+    let mut q = [0.0f64; DOT2_LANES];
+    for i in 0..n {
+        let l = i % DOT2_LANES;
+        let (p, e) = super::dd::two_prod(a(i) as f64, b(i));
+        let (t, r) = two_sum(s[l], p);
+        s[l] = t;
+        q[l] += r + e;
+    }
+    let mut total = s[0];
+    let mut err = q[0];
+    for l in 1..DOT2_LANES {
+        let (t, e) = two_sum(total, s[l]);
+        total = t;
+        err += e + q[l];
+    }
+    if let Some(c) = bias {
+        let (t, e) = two_sum(total, c as f64);
+        total = t;
+        err += e;
+    }
+    total + err
+}
+
 /// The error bound of [`dot2`] over n products (and a bias) for a result `r`, given an
 /// upper bound `abs_bound` of sum `|a[i] b[i]|` + |bias| (see the module header); valid for
 /// n < 2^26.
@@ -536,6 +574,43 @@ mod tests {
         assert_eq!(z.finish().to_bits(), (-0.0f64).to_bits());
         z.add_product_wide(-1.0, -0.0);
         assert_eq!(z.finish().to_bits(), 0);
+    }
+
+    #[test]
+    fn dot2_wide_within_its_bound() {
+        // b of up to 53 bits over a wide exponent range, a f32: the compensated sum stays
+        // within dot2_bound(2 n, ..) of the exact sum.
+        let mut s = 21u64;
+        for n in [1usize, 5, 8, 33, 300, 2000] {
+            for _ in 0..100 {
+                let a: Vec<f32> = (0..n)
+                    .map(|_| (lcg(&mut s) as f32 / 2f32.powi(52)) - 1.0)
+                    .collect();
+                let b: Vec<f64> = (0..n)
+                    .map(|_| {
+                        let m = lcg(&mut s) as f64 - 2f64.powi(52);
+                        m * 2f64.powi((lcg(&mut s) % 40) as i32 - 80)
+                    })
+                    .collect();
+                let mut acc = ExactDot::new();
+                for (x, y) in a.iter().zip(&b) {
+                    acc.add_product_wide(*x, *y);
+                }
+                acc.add(0.5);
+                let exact = acc.finish();
+                let r = dot2_wide(n, |i| a[i], |i| b[i], Some(0.5));
+                let abs: f64 = a
+                    .iter()
+                    .zip(&b)
+                    .map(|(x, y)| (*x as f64 * y).abs())
+                    .sum::<f64>();
+                let bound = dot2_bound(2 * n, r, (abs + 0.5) * 1.01);
+                assert!(
+                    (r - exact).abs() <= bound,
+                    "n {n}: {r} vs {exact}, bound {bound}"
+                );
+            }
+        }
     }
 
     #[test]

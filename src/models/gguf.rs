@@ -1,148 +1,179 @@
-//! What a model needs from a GGUF file: its weights dequantized by one rule, its metadata,
-//! and its tokenizer.
+//! What a model needs from a GGUF file: its weights (kept in their blocks, or dequantized
+//! by one rule), its metadata, and its tokenizer.
 //!
-//! # Dequantization
-//! Every weight is the exact value its block encodes, rounded once to the compute dtype
-//! (nearest even): F32 and F16 values as they are; Q8_0 `d q`; Q4_0 `d (q - 8)`; Q4_1
-//! `d q + m` (d and m the block's f16 scale and minimum, q the 4- or 8-bit code). The
-//! products `d q` are exact in f64; `d q + m` is formed with TwoSum, and when it is not
-//! exact in f64 the pair is rounded to odd first, so the one rounding to f32, bf16 or f16
-//! is correct. For f32 this is also what candle's CPU dequantization computes (its f32
-//! `q * d + m` rounds once, `q * d` being exact in f32).
+//! # Weights
+//! Every weight has an exact value, the reference dequantization of its block taken
+//! exactly ([`crate::quantized::blocks`]). A model holds its matrices either in their
+//! blocks, as [`QMatMul`]s whose products use those exact values ([`WeightMode::Quantized`],
+//! the default: the model needs the file's memory), or dequantized once to the compute
+//! dtype, each exact value rounded once ([`WeightMode::Dequantized`]: the dense
+//! [`Linear`] path, which rounds weights that need more bits than the dtype has).
+//! Vectors (norm weights, biases) are always dequantized: they are small.
 
 use crate::math::Format;
-use crate::math::dd::{DD, round_odd, two_sum};
-use candle_core::quantized::{GgmlDType, QTensor, gguf_file};
-use candle_core::{DType, Device, Result, Tensor, bail};
+use crate::nn::Linear;
+use crate::quantized::{QEmbedding, QMatMul, blocks};
+use candle_core::quantized::{QTensor, gguf_file};
+use candle_core::{DType, Device, Module, Result, Tensor, bail};
 use half::{bf16, f16};
 use rayon::prelude::*;
 
-/// f16 bits to their exact f64 value.
-fn f16_value(lo: u8, hi: u8) -> f64 {
-    crate::math::round::f16_bits_to_f32(u16::from_le_bytes([lo, hi])) as f64
-}
-
-/// The exact value of a + b for a, b in f64 (each exact), rounded to odd when not exact:
-/// one more rounding to a narrower format is then correct.
-#[inline]
-fn exact_sum_odd(a: f64, b: f64) -> f64 {
-    let (s, e) = two_sum(a, b);
-    if e == 0.0 {
-        s
-    } else {
-        round_odd(DD::new(s, e))
-    }
-}
-
-/// The exact values of a block's weights, as f64 (odd-rounded where not exact), written
-/// to `out` (the block's elements).
-fn decode_block(dtype: GgmlDType, b: &[u8], out: &mut [f64]) {
-    match dtype {
-        GgmlDType::Q8_0 => {
-            let d = f16_value(b[0], b[1]);
-            for (j, o) in out.iter_mut().enumerate() {
-                *o = b[2 + j] as i8 as f64 * d;
-            }
-        }
-        GgmlDType::Q4_0 => {
-            let d = f16_value(b[0], b[1]);
-            for j in 0..16 {
-                out[j] = ((b[2 + j] & 0x0F) as f64 - 8.0) * d;
-                out[j + 16] = ((b[2 + j] >> 4) as f64 - 8.0) * d;
-            }
-        }
-        GgmlDType::Q4_1 => {
-            let d = f16_value(b[0], b[1]);
-            let m = f16_value(b[2], b[3]);
-            for j in 0..16 {
-                out[j] = exact_sum_odd((b[4 + j] & 0x0F) as f64 * d, m);
-                out[j + 16] = exact_sum_odd((b[4 + j] >> 4) as f64 * d, m);
-            }
-        }
-        GgmlDType::F16 => {
-            for (j, o) in out.iter_mut().enumerate() {
-                *o = f16_value(b[2 * j], b[2 * j + 1]);
-            }
-        }
-        GgmlDType::F32 => {
-            for (j, o) in out.iter_mut().enumerate() {
-                *o =
-                    f32::from_le_bytes([b[4 * j], b[4 * j + 1], b[4 * j + 2], b[4 * j + 3]]) as f64;
-            }
-        }
-        _ => unreachable!("checked by the caller"),
-    }
-}
-
-/// (elements per block, bytes per block) of the supported types.
-fn block_geometry(dtype: GgmlDType) -> Option<(usize, usize)> {
-    Some(match dtype {
-        GgmlDType::F32 => (1, 4),
-        GgmlDType::F16 => (1, 2),
-        GgmlDType::Q8_0 => (32, 34),
-        GgmlDType::Q4_0 => (32, 18),
-        GgmlDType::Q4_1 => (32, 20),
-        _ => return None,
-    })
-}
-
-/// A quantized tensor dequantized to `dtype` (f32, bf16, f16, or f64 for references) by
-/// the rule in the module header.
+/// A quantized tensor dequantized to `dtype` (f32, bf16, f16, or f64 for references): each
+/// weight's exact value rounded once (nearest even); f64 holds it exactly.
 pub fn dequantize(q: &QTensor, dtype: DType, device: &Device) -> Result<Tensor> {
-    let Some((per_block, bytes)) = block_geometry(q.dtype()) else {
+    let values = blocks::dequantize_exact(q.dtype(), &q.data()?)?;
+    let shape = q.shape().clone();
+    if values.len() != shape.elem_count() {
         bail!(
-            "candle-repro: GGUF type {:?} is not supported (F32, F16, Q8_0, Q4_0, Q4_1 are)",
-            q.dtype()
-        )
-    };
-    let data = q.data()?;
-    let n = q.shape().elem_count();
-    if data.len() != n / per_block * bytes || !n.is_multiple_of(per_block) {
-        bail!(
-            "candle-repro: GGUF tensor of {n} elements has {} bytes",
-            data.len()
+            "candle-repro: a GGUF tensor of shape {shape:?} holds {} weights",
+            values.len()
         )
     }
-    let ty = q.dtype();
-    let mut values = vec![0f64; n];
-    values
-        .par_chunks_mut(per_block * 1024)
-        .zip(data.par_chunks(bytes * 1024))
-        .for_each(|(o, b)| {
-            for (o, b) in o.chunks_exact_mut(per_block).zip(b.chunks_exact(bytes)) {
-                decode_block(ty, b, o);
-            }
-        });
-    let shape = q.shape().clone();
-    let t = match dtype {
-        DType::F32 => Tensor::from_vec(
-            values
-                .par_iter()
-                .map(|&v| <f32 as Format>::round(v))
-                .collect::<Vec<_>>(),
-            shape,
-            device,
-        ),
-        DType::BF16 => Tensor::from_vec(
-            values
-                .par_iter()
-                .map(|&v| <bf16 as Format>::round(v))
-                .collect::<Vec<_>>(),
-            shape,
-            device,
-        ),
-        DType::F16 => Tensor::from_vec(
-            values
-                .par_iter()
-                .map(|&v| <f16 as Format>::round(v))
-                .collect::<Vec<_>>(),
-            shape,
-            device,
-        ),
+    fn round<F: Format>(v: &[f64]) -> Vec<F> {
+        v.par_iter().map(|&x| F::round(x)).collect()
+    }
+    match dtype {
+        DType::F32 => Tensor::from_vec(round::<f32>(&values), shape, device),
+        DType::BF16 => Tensor::from_vec(round::<bf16>(&values), shape, device),
+        DType::F16 => Tensor::from_vec(round::<f16>(&values), shape, device),
         DType::F64 => Tensor::from_vec(values, shape, device),
         other => bail!("candle-repro: dequantizing to {other:?} is not supported"),
-    }?;
-    Ok(t)
+    }
+}
+
+/// How a model holds its weight matrices.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WeightMode {
+    /// In their GGUF blocks; products through [`QMatMul`] with the weights' exact values.
+    /// CPU only for now: on other devices the models dequantize.
+    #[default]
+    Quantized,
+    /// Dequantized at load to the compute dtype (each exact value rounded once); products
+    /// through [`Linear`].
+    Dequantized,
+}
+
+/// A weight matrix (out, in) as the model holds it.
+#[derive(Clone, Debug)]
+pub enum Projection {
+    /// Dequantized: a correctly rounded [`Linear`] without bias.
+    Dense(Linear),
+    /// In its blocks.
+    Quantized(QMatMul),
+}
+
+impl Module for Projection {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        match self {
+            Projection::Dense(l) => l.forward(x),
+            Projection::Quantized(q) => q.forward(x),
+        }
+    }
+}
+
+/// An embedding table (vocab, dim) as the model holds it.
+#[derive(Clone, Debug)]
+pub enum Embedding {
+    /// Dequantized to the compute dtype: rows gathered by copy.
+    Dense(Tensor),
+    /// In its blocks: rows decoded exactly and rounded once when gathered.
+    Quantized(QEmbedding),
+}
+
+impl Embedding {
+    /// The rows of `ids` (a vector of u32): (ids, dim).
+    pub fn forward(&self, ids: &Tensor) -> Result<Tensor> {
+        match self {
+            Embedding::Dense(t) => t.index_select(ids, 0),
+            Embedding::Quantized(e) => e.forward(ids),
+        }
+    }
+}
+
+/// Reads a GGUF file's tensors into the form a model wants.
+pub struct Loader<'a, R> {
+    /// The file's header.
+    pub content: &'a gguf_file::Content,
+    reader: &'a mut R,
+    /// The compute dtype.
+    pub dtype: DType,
+    /// Where the model runs.
+    pub device: Device,
+    /// How matrices are held (`Quantized` only on the CPU).
+    pub mode: WeightMode,
+}
+
+impl<'a, R: std::io::Read + std::io::Seek> Loader<'a, R> {
+    /// A loader; `mode` falls back to `Dequantized` off the CPU.
+    pub fn new(
+        content: &'a gguf_file::Content,
+        reader: &'a mut R,
+        dtype: DType,
+        device: &Device,
+        mode: WeightMode,
+    ) -> Self {
+        let mode = if matches!(device, Device::Cpu) {
+            mode
+        } else {
+            WeightMode::Dequantized
+        };
+        Loader {
+            content,
+            reader,
+            dtype,
+            device: device.clone(),
+            mode,
+        }
+    }
+
+    /// Whether the file has a tensor of this name.
+    pub fn has(&self, name: &str) -> bool {
+        self.content.tensor_infos.contains_key(name)
+    }
+
+    /// The tensor as stored.
+    pub fn qtensor(&mut self, name: &str) -> Result<QTensor> {
+        self.content.tensor(self.reader, name, &Device::Cpu)
+    }
+
+    /// A vector (or any small tensor), dequantized to the compute dtype.
+    pub fn dense(&mut self, name: &str) -> Result<Tensor> {
+        let q = self.qtensor(name)?;
+        dequantize(&q, self.dtype, &self.device)
+    }
+
+    /// A weight matrix (out, in).
+    pub fn projection(&mut self, name: &str) -> Result<Projection> {
+        let q = self.qtensor(name)?;
+        Ok(match self.mode {
+            WeightMode::Quantized => Projection::Quantized(QMatMul::from_qtensor(q)?),
+            WeightMode::Dequantized => {
+                Projection::Dense(Linear::new(dequantize(&q, self.dtype, &self.device)?, None))
+            }
+        })
+    }
+
+    /// An embedding table (vocab, dim) and the same table as an output projection (for
+    /// tied embeddings), sharing its storage.
+    pub fn embedding(&mut self, name: &str) -> Result<(Embedding, Projection)> {
+        let q = self.qtensor(name)?;
+        Ok(match self.mode {
+            WeightMode::Quantized => {
+                let m = QMatMul::from_qtensor(q)?;
+                (
+                    Embedding::Quantized(QEmbedding::new(&m, self.dtype)),
+                    Projection::Quantized(m),
+                )
+            }
+            WeightMode::Dequantized => {
+                let t = dequantize(&q, self.dtype, &self.device)?;
+                (
+                    Embedding::Dense(t.clone()),
+                    Projection::Dense(Linear::new(t, None)),
+                )
+            }
+        })
+    }
 }
 
 /// A metadata value as u32 (GGUF integers of any width).

@@ -5,12 +5,16 @@
 //! a KV cache), plus the logits of every position and padded batches.
 //!
 //! # What each step computes (compute dtype f32 or bf16)
-//! * weights: dequantized once at load by the rule of [`super::gguf`] (the exact block
-//!   value rounded once to the compute dtype);
-//! * embedding: a row copy (exact);
+//! * weights: kept in their GGUF blocks (any type of [`crate::quantized`]), each with its
+//!   exact value ([`super::gguf::WeightMode::Quantized`], the default on the CPU), or
+//!   dequantized once to the compute dtype, each exact value rounded once
+//!   ([`super::gguf::WeightMode::Dequantized`]);
+//! * embedding: the token's row, its exact values rounded once to the compute dtype (a
+//!   row copy when dequantized);
 //! * RMSNorm: [`crate::norm::rms_norm`], correctly rounded;
-//! * q, k, v, o, gate, up, down and the output head: [`crate::nn::Linear`], each output
-//!   the exact dot product rounded once (no bias in Llama);
+//! * q, k, v, o, gate, up, down and the output head: [`crate::quantized::QMatMul`] (or
+//!   [`crate::nn::Linear`] when dequantized), each output the exact dot product with the
+//!   weights' values rounded once (no bias in Llama);
 //! * RoPE: [`crate::rope::rope_i`] (GGUF stores q and k in the interleaved layout) with
 //!   correctly rounded tables;
 //! * attention: scores = the correctly rounded product q k^T (per KV head, its query
@@ -119,8 +123,8 @@
 //! # Ok(()) }
 //! ```
 
-use super::gguf::{dequantize, md_f32, md_u32};
-use crate::nn::{Linear, RmsNorm};
+use super::gguf::{Embedding, Loader, Projection, WeightMode, md_f32, md_u32};
+use crate::nn::RmsNorm;
 use crate::rope::{RopeConfig, RopeTables};
 use candle_core::quantized::gguf_file;
 use candle_core::{D, DType, Device, IndexOp, Module, Result, Tensor, bail};
@@ -150,14 +154,14 @@ pub struct Config {
 
 struct Layer {
     attn_norm: RmsNorm,
-    wq: Linear,
-    wk: Linear,
-    wv: Linear,
-    wo: Linear,
+    wq: Projection,
+    wk: Projection,
+    wv: Projection,
+    wo: Projection,
     ffn_norm: RmsNorm,
-    w_gate: Linear,
-    w_up: Linear,
-    w_down: Linear,
+    w_gate: Projection,
+    w_up: Projection,
+    w_down: Projection,
     kv_cache: Option<(Tensor, Tensor)>,
 }
 
@@ -167,34 +171,11 @@ pub struct ModelWeights {
     pub config: Config,
     dtype: DType,
     device: Device,
-    embeddings: Tensor,
+    embeddings: Embedding,
     layers: Vec<Layer>,
     norm: RmsNorm,
-    output: Linear,
+    output: Projection,
     rope: RopeTables,
-}
-
-fn linear(
-    c: &gguf_file::Content,
-    r: &mut (impl std::io::Read + std::io::Seek),
-    name: &str,
-    dtype: DType,
-    dev: &Device,
-) -> Result<Linear> {
-    let q = c.tensor(r, name, &Device::Cpu)?;
-    Ok(Linear::new(dequantize(&q, dtype, dev)?, None))
-}
-
-fn rms(
-    c: &gguf_file::Content,
-    r: &mut (impl std::io::Read + std::io::Seek),
-    name: &str,
-    eps: f32,
-    dtype: DType,
-    dev: &Device,
-) -> Result<RmsNorm> {
-    let q = c.tensor(r, name, &Device::Cpu)?;
-    Ok(RmsNorm::new(dequantize(&q, dtype, dev)?, eps as f64))
 }
 
 impl ModelWeights {
@@ -207,12 +188,23 @@ impl ModelWeights {
         Self::from_gguf_dtype(content, reader, device, DType::F32)
     }
 
-    /// The model computing in `dtype` (f32 or bf16).
+    /// The model computing in `dtype` (f32 or bf16), weights in their blocks.
     pub fn from_gguf_dtype<R: std::io::Seek + std::io::Read>(
         c: gguf_file::Content,
         r: &mut R,
         device: &Device,
         dtype: DType,
+    ) -> Result<Self> {
+        Self::from_gguf_with(c, r, device, dtype, WeightMode::Quantized)
+    }
+
+    /// The model computing in `dtype` (f32 or bf16), its matrices held as `mode` says.
+    pub fn from_gguf_with<R: std::io::Seek + std::io::Read>(
+        c: gguf_file::Content,
+        r: &mut R,
+        device: &Device,
+        dtype: DType,
+        mode: WeightMode,
     ) -> Result<Self> {
         if !matches!(dtype, DType::F32 | DType::BF16) {
             bail!("candle-repro llama: compute dtype f32 or bf16, not {dtype:?}")
@@ -230,8 +222,11 @@ impl ModelWeights {
             Ok(d) => d as usize,
             Err(_) => hidden_size / n_head,
         };
+        let Some(embd) = c.tensor_infos.get("token_embd.weight") else {
+            bail!("candle-repro llama: the file has no token_embd.weight")
+        };
         let config = Config {
-            vocab_size: c.tensor_infos["token_embd.weight"].shape.dims()[0],
+            vocab_size: embd.shape.dims()[0],
             hidden_size,
             n_layer: md_u32(&c, "llama.block_count")? as usize,
             n_head,
@@ -244,31 +239,31 @@ impl ModelWeights {
         if head_dim * n_head != hidden_size || !n_head.is_multiple_of(config.n_kv_head) {
             bail!("candle-repro llama: inconsistent head counts {config:?}")
         }
-        let eps = config.rms_eps;
-        let emb_q = c.tensor(r, "token_embd.weight", &Device::Cpu)?;
-        let embeddings = dequantize(&emb_q, dtype, device)?;
-        let output = if c.tensor_infos.contains_key("output.weight") {
-            linear(&c, r, "output.weight", dtype, device)?
+        let eps = config.rms_eps as f64;
+        let mut ld = Loader::new(&c, r, dtype, device, mode);
+        let (embeddings, tied) = ld.embedding("token_embd.weight")?;
+        let output = if ld.has("output.weight") {
+            ld.projection("output.weight")?
         } else {
-            Linear::new(embeddings.clone(), None) // tied embeddings
+            tied
         };
         let mut layers = Vec::with_capacity(config.n_layer);
         for i in 0..config.n_layer {
             let p = format!("blk.{i}");
             layers.push(Layer {
-                attn_norm: rms(&c, r, &format!("{p}.attn_norm.weight"), eps, dtype, device)?,
-                wq: linear(&c, r, &format!("{p}.attn_q.weight"), dtype, device)?,
-                wk: linear(&c, r, &format!("{p}.attn_k.weight"), dtype, device)?,
-                wv: linear(&c, r, &format!("{p}.attn_v.weight"), dtype, device)?,
-                wo: linear(&c, r, &format!("{p}.attn_output.weight"), dtype, device)?,
-                ffn_norm: rms(&c, r, &format!("{p}.ffn_norm.weight"), eps, dtype, device)?,
-                w_gate: linear(&c, r, &format!("{p}.ffn_gate.weight"), dtype, device)?,
-                w_up: linear(&c, r, &format!("{p}.ffn_up.weight"), dtype, device)?,
-                w_down: linear(&c, r, &format!("{p}.ffn_down.weight"), dtype, device)?,
+                attn_norm: RmsNorm::new(ld.dense(&format!("{p}.attn_norm.weight"))?, eps),
+                wq: ld.projection(&format!("{p}.attn_q.weight"))?,
+                wk: ld.projection(&format!("{p}.attn_k.weight"))?,
+                wv: ld.projection(&format!("{p}.attn_v.weight"))?,
+                wo: ld.projection(&format!("{p}.attn_output.weight"))?,
+                ffn_norm: RmsNorm::new(ld.dense(&format!("{p}.ffn_norm.weight"))?, eps),
+                w_gate: ld.projection(&format!("{p}.ffn_gate.weight"))?,
+                w_up: ld.projection(&format!("{p}.ffn_up.weight"))?,
+                w_down: ld.projection(&format!("{p}.ffn_down.weight"))?,
                 kv_cache: None,
             });
         }
-        let norm = rms(&c, r, "output_norm.weight", eps, dtype, device)?;
+        let norm = RmsNorm::new(ld.dense("output_norm.weight")?, eps);
         let rope_cfg = RopeConfig::new(config.rope_theta, config.head_dim);
         let rope = RopeTables::new(&rope_cfg, config.max_positions, dtype, device)?;
         Ok(ModelWeights {
@@ -343,7 +338,7 @@ impl ModelWeights {
         let ids = x.flatten_all()?;
         let mut h = self
             .embeddings
-            .index_select(&ids, 0)?
+            .forward(&ids)?
             .reshape((b, s, cfg.hidden_size))?;
         let cos = self.rope.cos.narrow(0, index_pos, s)?;
         let sin = self.rope.sin.narrow(0, index_pos, s)?;

@@ -11,20 +11,20 @@
 //!   over row blocks.
 //!
 //! Both end in tier 1 (the f64 sum accepted when the interval of its error bound rounds to
-//! one value); the rest, rare, go to the exact sum over the decoded row
-//! (`ExactDot::add_product_wide`).
+//! one value); the rest, rare, go to tier 2 (`dot2_wide`, a compensated sum over the
+//! decoded row) and what that leaves to the exact sum (`ExactDot::add_product_wide`).
 
 use super::blocks::{self, QuantBlock, with_block};
-use crate::math::exact_dot::ExactDot;
+use crate::math::exact_dot::{ExactDot, dot2_bound, dot2_wide};
 use crate::math::madd::madd;
-use crate::math::round::round_within_parts;
+use crate::math::round::{round_within, round_within_parts};
 use crate::math::simd::{F64s, with_f64s};
 use crate::math::vector::{Isa, PathKernel, run_on};
 use crate::math::{Format, VectorPath};
 use crate::matmul::Input;
 use crate::matmul::cpu::{
-    CpuConfig, FAST_MAX_K, GAMMA_UNIT, GEMV_MAX_ROWS, LineStats, Out, Plan, View, pack_a,
-    view_stats, zero_sign,
+    CpuConfig, FAST_MAX_K, GAMMA_UNIT, GEMV_MAX_ROWS, LineStats, NORM_SLACK, Out, Plan, View,
+    pack_a, view_stats, zero_sign,
 };
 use crate::matmul::kernel;
 use candle_core::quantized::GgmlDType;
@@ -114,9 +114,12 @@ pub(crate) struct Problem<'a, T> {
 struct Shared<'a, T> {
     p: &'a Problem<'a, T>,
     coeff: f64,
-    /// Per row of x: its norm times the coefficient, and its sign classes.
+    /// Per row of x: its norm, its norm times the coefficient, and its sign classes.
+    row_norm: Vec<f64>,
     row_err: Vec<f64>,
     row_signs: Vec<u8>,
+    /// Whether tier 2 runs (off when a test starts at tier 3).
+    tier2: bool,
 }
 
 impl<T: Input> Shared<'_, T> {
@@ -139,16 +142,32 @@ impl<T: Input> Shared<'_, T> {
         sure.then_some(v)
     }
 
-    /// The exact sum of output (i, j) rounded once; `buf` holds k values.
-    fn exact<O: Format>(&self, i: usize, j: usize, buf: &mut [f64]) -> O {
+    /// Output (i, j) when tier 1 could not decide: tier 2 (the compensated sum, tested
+    /// the same way), else the exact sum rounded once. `buf` holds k values.
+    fn slow<O: Format>(&self, i: usize, j: usize, buf: &mut [f64]) -> O {
         let p = self.p;
+        let k = p.w.k;
         p.w.decode_row(j, buf);
-        let mut acc = ExactDot::new();
-        for (q, &w) in buf[..p.w.k].iter().enumerate() {
-            acc.add_product_wide(p.x.data[p.x.base + i * p.x.rs + q * p.x.cs].widen(), w);
+        let w = &buf[..k];
+        let x = |q: usize| p.x.data[p.x.base + i * p.x.rs + q * p.x.cs].widen();
+        let bias = p.bias.as_ref().map(|b| b[j]);
+        if self.tier2 && k < FAST_MAX_K {
+            let r = dot2_wide(k, x, |q| w[q], bias);
+            let norms = self.row_norm[i] * p.w_stats[j].norm * NORM_SLACK;
+            let err = dot2_bound(2 * k, r, norms + bias.map_or(0.0, |b| b.abs() as f64));
+            // An exact zero needs its sign from the exact sum.
+            if !(r == 0.0 && err == 0.0)
+                && let Some(o) = round_within::<O>(r, err)
+            {
+                return o;
+            }
         }
-        if let Some(b) = &p.bias {
-            acc.add(b[j]);
+        let mut acc = ExactDot::new();
+        for (q, &w) in w.iter().enumerate() {
+            acc.add_product_wide(x(q), w);
+        }
+        if let Some(b) = bias {
+            acc.add(b);
         }
         O::round(acc.finish())
     }
@@ -346,7 +365,7 @@ impl<D: RowDot, T: Input, O: Format> GemvTask<'_, '_, D, T, O> {
         if !undecided.is_empty() {
             let mut buf = vec![0f64; w.k];
             for (i, j) in undecided {
-                let v = sh.exact::<O>(i, j, &mut buf);
+                let v = sh.slow::<O>(i, j, &mut buf);
                 // SAFETY: column j belongs to this task.
                 unsafe { self.out.write(i * n + j, v) };
             }
@@ -472,7 +491,7 @@ impl<T: Input, O: Format> GemmTask<'_, '_, T, O> {
         if !undecided.is_empty() {
             let mut buf = vec![0f64; k];
             for (i, j) in undecided {
-                let v = sh.exact::<O>(i, j, &mut buf);
+                let v = sh.slow::<O>(i, j, &mut buf);
                 // SAFETY: (i, j) lies in this task's block.
                 unsafe { self.out.write(i * n + j, v) };
             }
@@ -496,8 +515,10 @@ pub(crate) fn qmatmul<T: Input, O: Format>(
     let sh = Shared {
         p,
         coeff,
+        row_norm: rows.iter().map(|r| r.norm).collect(),
         row_err: rows.iter().map(|r| coeff * r.norm).collect(),
         row_signs: rows.iter().map(|r| r.signs).collect(),
+        tier2: cfg.start_tier.unwrap_or(1) <= 2,
     };
     let outp = Out(out.as_mut_ptr());
     if k == 0 {
@@ -505,7 +526,7 @@ pub(crate) fn qmatmul<T: Input, O: Format>(
         let mut buf = Vec::new();
         for i in 0..m {
             for j in 0..n {
-                out[i * n + j].write(sh.exact::<O>(i, j, &mut buf));
+                out[i * n + j].write(sh.slow::<O>(i, j, &mut buf));
             }
         }
         return;

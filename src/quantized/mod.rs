@@ -42,11 +42,14 @@
 //!    exact zero (err = 0: x's row or w's row is all zeros) takes its sign from the sign
 //!    classes of both rows, as in the matmul.
 //! 2. What tier 1 leaves (sums within about k 2^-53 |x| |w| of a rounding boundary,
-//!    non-finite inputs or weights, k >= 2^26) goes to the exact fixed-point sum over the
-//!    decoded row (`ExactDot::add_product_wide`: integer arithmetic, order-free), rounded
-//!    to odd in f64 and then once to the dtype. There is no middle tier: a product x w is
-//!    not exact in f64, so the matmul's compensated tier does not apply, and tier 1 leaves
-//!    few enough outputs that the exact sum costs nothing measurable (docs/PERFORMANCE.md).
+//!    non-finite inputs or weights, k >= 2^26) goes to a compensated sum over the decoded
+//!    row (`crate::math::exact_dot::dot2_wide`: each product split exactly into two f64
+//!    by Dekker's TwoProduct, the high parts chained with TwoSum, every error term summed
+//!    apart), within 2^-52 |result| + (2k + 8)^2 2^-106 (1 + 2^-20) (|x| |w| + |bias|),
+//!    tested the same way.
+//! 3. The rest (sums at or within about 2^-100 of a midpoint, special values) goes to the
+//!    exact fixed-point sum (`ExactDot::add_product_wide`: integer arithmetic,
+//!    order-free), rounded to odd in f64 and then once to the dtype.
 //!
 //! Each tier returns the correctly rounded value or nothing, so which tier decides an
 //! output, and everything that influences that (GEMV or GEMM, the vector path, the lanes,
