@@ -511,3 +511,110 @@ fn tiny_random_model_prefill_decode_and_batch() {
     }
     let _ = std::fs::remove_file(&path);
 }
+
+/// SmolLM2's first 4 blocks requantized by candle's quantizer into each block type (a
+/// matrix whose rows are not whole blocks of it falls back to Q5_0 for the K-quants, as
+/// llama.cpp's K-quant mixes do; 576 is not a multiple of 256): the model's logits are the
+/// same in prefill and decode, on 1 and 2 threads and on every vector path, for each.
+/// (Q8_K and Q8_1, activation formats in ggml, are left out: candle's GGUF reader refuses
+/// them; `tests/quantized.rs` covers their products.)
+#[test]
+fn requantized_checkpoints_keep_the_invariances() {
+    let path = model_path();
+    let ids = prompt32(&path)[..12].to_vec();
+    let mut f = std::fs::File::open(&path).unwrap();
+    let c = gguf_file::Content::read(&mut f).unwrap();
+    let layers = 4u32;
+    let mut names: Vec<String> = c
+        .tensor_infos
+        .keys()
+        .filter(|n| {
+            !n.starts_with("blk.")
+                || n.split('.').nth(1).and_then(|l| l.parse::<u32>().ok()) < Some(layers)
+        })
+        .cloned()
+        .collect();
+    names.sort();
+    let originals: Vec<(String, QTensor)> = names
+        .iter()
+        .map(|n| (n.clone(), c.tensor(&mut f, n, &Device::Cpu).unwrap()))
+        .collect();
+    let mut md: Vec<(String, gguf_file::Value)> = c
+        .metadata
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    for (k, v) in md.iter_mut() {
+        if k == "llama.block_count" {
+            *v = gguf_file::Value::U32(layers);
+        }
+    }
+    for ty in [
+        GgmlDType::Q2K,
+        GgmlDType::Q3K,
+        GgmlDType::Q4K,
+        GgmlDType::Q5K,
+        GgmlDType::Q6K,
+        GgmlDType::Q4_0,
+        GgmlDType::Q5_0,
+        GgmlDType::Q5_1,
+    ] {
+        let mut used = std::collections::BTreeSet::new();
+        let tensors: Vec<(String, QTensor)> = originals
+            .iter()
+            .map(|(n, q)| {
+                if q.shape().rank() != 2 || n == "token_embd.weight" {
+                    return (n.clone(), dequantize_to(q, q.dtype()));
+                }
+                let k = q.shape().dims2().unwrap().1;
+                let t = if k % ty.block_size() == 0 {
+                    ty
+                } else {
+                    GgmlDType::Q5_0
+                };
+                used.insert(format!("{t:?}"));
+                (n.clone(), dequantize_to(q, t))
+            })
+            .collect();
+        let file =
+            std::env::temp_dir().join(format!("candle-repro-requant-{}.gguf", std::process::id()));
+        {
+            let mut w = std::fs::File::create(&file).unwrap();
+            let md_refs: Vec<(&str, &gguf_file::Value)> =
+                md.iter().map(|(k, v)| (k.as_str(), v)).collect();
+            let t_refs: Vec<(&str, &QTensor)> =
+                tensors.iter().map(|(k, v)| (k.as_str(), v)).collect();
+            gguf_file::write(&mut w, &md_refs, &t_refs).unwrap();
+        }
+        for dtype in [DType::F32, DType::BF16] {
+            let mut m = load(&file, dtype);
+            let prefill = bits(&m.forward_all(&row(&ids), 0).unwrap());
+            assert!(
+                decode_all(&mut m, &ids) == prefill,
+                "{ty:?} {dtype:?}: decode != prefill"
+            );
+            let one = in_pool(1, || {
+                bits(&load(&file, dtype).forward_all(&row(&ids), 0).unwrap())
+            });
+            assert!(one == prefill, "{ty:?} {dtype:?}: 1 thread != 2 threads");
+            for path_cap in VectorPath::available() {
+                force_vector_path(Some(path_cap));
+                m.clear_kv_cache();
+                let got = bits(&m.forward_all(&row(&ids), 0).unwrap());
+                force_vector_path(None);
+                assert!(
+                    got == prefill,
+                    "{ty:?} {dtype:?}: vector path {path_cap:?} differs"
+                );
+            }
+        }
+        println!("{ty:?} (matrices as {used:?}): decode == prefill, threads, vector paths");
+        let _ = std::fs::remove_file(&file);
+    }
+}
+
+/// A tensor's exact values (rounded to f32: exact for this file's types) requantized.
+fn dequantize_to(q: &QTensor, ty: GgmlDType) -> QTensor {
+    let t = dequantize(q, DType::F32, &Device::Cpu).unwrap();
+    QTensor::quantize(&t, ty).unwrap()
+}
