@@ -1376,3 +1376,237 @@ fn fft_plans_match_the_cpu() {
     }
     println!("{total} transformed values: device steps == CPU");
 }
+
+#[path = "common/quant_oracle.rs"]
+mod quant_oracle;
+
+/// Every quantized block type, in the layout the tests use.
+const QTYPES: [candle_core::quantized::GgmlDType; 15] = {
+    use candle_core::quantized::GgmlDType as G;
+    [
+        G::F32,
+        G::F16,
+        G::BF16,
+        G::Q4_0,
+        G::Q4_1,
+        G::Q5_0,
+        G::Q5_1,
+        G::Q8_0,
+        G::Q8_1,
+        G::Q2K,
+        G::Q3K,
+        G::Q4K,
+        G::Q5K,
+        G::Q6K,
+        G::Q8K,
+    ]
+};
+
+/// Row `row` (x values in dt) made to cancel against the weight row `w`: `steps`
+/// positions (from the end, |w| within 16 of the row's largest finite weight) are cleared, then each in
+/// turn takes the dtype's value nearest -(exact sum of the others) / w_t. Each step leaves
+/// the rounding error of its x_t, so the exact sum ends about 2^-p per step below the
+/// terms (p the dtype's precision) and an f64 sum of them is mostly rounding error.
+fn cancel_row(row: &mut [f64], w: &[f64], dt: DType, steps: usize) {
+    let f64_fmt = mpfr_oracle::Format {
+        precision: 53,
+        emin: -1022,
+        emax: 1023,
+    };
+    let wz: Vec<f64> = w
+        .iter()
+        .map(|&v| if v.is_finite() { v } else { 0.0 })
+        .collect();
+    let big = wz.iter().fold(0f64, |a, &b| a.max(b.abs()));
+    let picks: Vec<usize> = (0..w.len())
+        .rev()
+        .filter(|&q| big > 0.0 && wz[q].abs() >= big / 16.0)
+        .take(steps)
+        .collect();
+    for &t in &picks {
+        row[t] = 0.0;
+    }
+    for &t in &picks {
+        let rest = mpfr_oracle::dot(row, &wz, None, f64_fmt);
+        row[t] = quant_oracle::into_dtype(-rest / w[t], dt);
+    }
+}
+
+/// The quantized product (x's stats kernel, then the product kernel: one thread per
+/// output, each block decoder of `kernels/quantized/blocks.cuh`, tiers 1 to 3) for all 15
+/// block types, f32/bf16/f16 inputs, k from one block to 3072, against the CPU op under
+/// the same starting tier. Weight rows: random blocks with tame scales, scales over the
+/// whole f16 range, extreme codes (all 0x00 or 0xFF), all-zero bytes, an inf scale, a NaN
+/// scale. x rows: random over the dtype's range, with an inf, with a NaN, all +0, all -0,
+/// and two that cancel against a weight row to far below their terms (an output decided
+/// from its f64 sum without the error bound is misrounded there). m = 1, 3 and 7 rows (read
+/// through a start offset), with and without a bias (f32, bf16 or f16; contiguous or
+/// strided; -0 and inf among its values), each tier forced.
+#[test]
+fn quantized_product_matches_the_cpu() {
+    use candle_repro::matmul::CpuConfig;
+    use candle_repro::quantized::{QMatMul, blocks, cuda as qcuda, qmatmul_with_config};
+    use quant_oracle::*;
+    let mut rng = Lcg(404);
+    let mut outputs = 0;
+    for (ti, ty) in QTYPES.into_iter().enumerate() {
+        let (len, size) = block_geometry(ty);
+        // Each dtype with one block, a few, and 3072 weights.
+        for (di, dt, kc) in (0..9).map(|c| (c / 3, FLOATS[c / 3], c % 3)) {
+            let k = match kc {
+                0 if len == 1 => 1,
+                0 => len,
+                1 => 3 * len.max(32) + if len == 1 { 5 } else { 0 },
+                _ => 3072,
+            };
+            let (n, rb) = (6, k / len * size);
+            let mut wbytes = Vec::with_capacity(n * rb);
+            for row in 0..n {
+                // Rows 0 and 5 tame, 4 over the whole f16 range; 1 zero, 2 inf, 3 NaN.
+                // Rows 0 and 4 (the x rows cancel against them) not all zero.
+                loop {
+                    let b = random_blocks(ty, k / len, &mut rng, row != 4);
+                    let w = blocks::dequantize_exact(ty, &b).unwrap();
+                    if !matches!(row, 0 | 4) || w.iter().any(|&v| v != 0.0) {
+                        wbytes.extend(b);
+                        break;
+                    }
+                }
+            }
+            wbytes[rb..2 * rb].fill(0);
+            let (d, dmin) = scale_offsets(ty);
+            if let Some(o) = dmin {
+                // Row 4: d and dmin 2^24 apart, so that its weights need up to about 45
+                // bits and their products with x more than f64's 53 (tier 2 then needs
+                // the low parts of its TwoProducts).
+                for blk in wbytes[4 * rb..5 * rb].chunks_exact_mut(size) {
+                    let scale = |e: i32, rng: &mut Lcg| {
+                        half::f16::from_f64((1.0 + rng.unit()) * 2f64.powi(e)).to_bits()
+                    };
+                    let (lo, hi) = (scale(-13, &mut rng), scale(11, &mut rng));
+                    let (a, c) = if rng.below(2) == 0 {
+                        (lo, hi)
+                    } else {
+                        (hi, lo)
+                    };
+                    blk[d..d + 2].copy_from_slice(&a.to_le_bytes());
+                    blk[o..o + 2].copy_from_slice(&c.to_le_bytes());
+                }
+            }
+            let put = |bytes: &mut [u8], at: usize, inf: bool| match ty {
+                candle_core::quantized::GgmlDType::Q8K | candle_core::quantized::GgmlDType::F32 => {
+                    let v = if inf { f32::INFINITY } else { f32::NAN };
+                    bytes[at..at + 4].copy_from_slice(&v.to_le_bytes())
+                }
+                candle_core::quantized::GgmlDType::BF16 => {
+                    let v: u16 = if inf { 0x7F80 } else { 0x7FC1 };
+                    bytes[at..at + 2].copy_from_slice(&v.to_le_bytes())
+                }
+                _ => {
+                    let v: u16 = if inf { 0x7C00 } else { 0x7E01 };
+                    bytes[at..at + 2].copy_from_slice(&v.to_le_bytes())
+                }
+            };
+            put(&mut wbytes, 2 * rb + d, true);
+            put(&mut wbytes, 4 * rb - size + d, false);
+            let w = blocks::dequantize_exact(ty, &wbytes).unwrap();
+            let q = QMatMul::from_qtensor(qtensor(ty, &wbytes, n, k)).unwrap();
+            let wdev = qcuda::upload_weight(&Emu, &q).unwrap();
+
+            let m = 7;
+            let (lo, hi) = if dt == DType::F16 { (-6, 6) } else { (-40, 40) };
+            let mut xv: Vec<f64> = (0..m * k).map(|_| rng.value(false, lo, hi)).collect();
+            xv[k + (k - 1) / 2] = f64::INFINITY;
+            xv[2 * k + k / 3] = f64::NAN;
+            xv[3 * k..4 * k].fill(0.0);
+            xv[4 * k..5 * k].fill(-0.0);
+            for (i, j) in [(5, 0), (6, 4)] {
+                let row = &mut xv[i * k..(i + 1) * k];
+                for v in row.iter_mut() {
+                    *v = into_dtype(rng.normal(), dt);
+                }
+                cancel_row(row, &w[j * k..(j + 1) * k], dt, 6);
+            }
+            let (_, x) = input(&xv, dt, (m, k));
+
+            let bias_dt = FLOATS[(ti + di + kc) % 3];
+            let mut bv: Vec<f64> = (0..n).map(|_| rng.value(false, -4, 4)).collect();
+            bv[1] = if (di + kc) % 2 == 0 { -0.0 } else { 0.0 };
+            if (ti + kc) % 4 == 0 {
+                bv[5] = f64::INFINITY;
+            }
+            let (_, b) = input(&bv, bias_dt, (n, 1));
+            let bias = if (ti + kc) % 2 == 0 {
+                b.reshape(n).unwrap()
+            } else {
+                // Every other value of a longer vector: stride 2.
+                Tensor::cat(&[&b, &b], 1).unwrap().i((.., 0)).unwrap()
+            };
+            for (off, rows) in [(5, 1), (2, 3), (0, 7)] {
+                let xm = x.narrow(0, off, rows).unwrap();
+                let (xb, xl) = upload(&xm);
+                for with_bias in [false, true] {
+                    let bias = with_bias.then_some(&bias);
+                    let bias_up = bias.map(upload);
+                    for start_tier in [None, Some(2), Some(3)] {
+                        let cfg = CpuConfig {
+                            start_tier,
+                            ..CpuConfig::default()
+                        };
+                        let want = qmatmul_with_config(&q, &xm, bias, cfg).unwrap();
+                        let (got, shape) = qcuda::qmatmul(
+                            &Emu,
+                            (&xb, &xl),
+                            &wdev,
+                            bias_up.as_ref().map(|(b, l)| (b, l)),
+                            start_tier,
+                        )
+                        .unwrap();
+                        let what = format!(
+                            "qmatmul {ty:?} {dt:?} k={k} m={rows} bias={:?} tier={start_tier:?}",
+                            bias.map(|b| b.dtype())
+                        );
+                        same_bits(&what, &download(&got, shape), &want);
+                        outputs += rows * n;
+                    }
+                }
+            }
+        }
+    }
+    println!("{outputs} quantized outputs (15 types, 3 starting tiers): device == CPU");
+}
+
+/// Bad input to the device entry point is an error, not a panic or a wrong launch.
+#[test]
+fn quantized_product_rejects_bad_input() {
+    use candle_core::quantized::GgmlDType;
+    use candle_repro::quantized::{QMatMul, cuda as qcuda};
+    let mut rng = Lcg(9);
+    let (n, k) = (3, 64);
+    let bytes = quant_oracle::random_blocks(GgmlDType::Q4_0, n * k / 32, &mut rng, true);
+    let q = QMatMul::from_qtensor(quant_oracle::qtensor(GgmlDType::Q4_0, &bytes, n, k)).unwrap();
+    let w = qcuda::upload_weight(&Emu, &q).unwrap();
+    let run = |x: &Tensor, bias: Option<&Tensor>| {
+        let (xb, xl) = upload(x);
+        let bu = bias.map(upload);
+        qcuda::qmatmul(&Emu, (&xb, &xl), &w, bu.as_ref().map(|(b, l)| (b, l)), None)
+    };
+    let x = tensor(2, k, 1, 1.0, DType::F32);
+    assert!(run(&x, None).is_ok());
+    assert!(
+        run(&tensor(2, k + 32, 1, 1.0, DType::F32), None).is_err(),
+        "k"
+    );
+    assert!(
+        run(&x.to_dtype(DType::F64).unwrap(), None).is_err(),
+        "dtype"
+    );
+    assert!(
+        run(&tensor(k, 2, 1, 1.0, DType::F32).t().unwrap(), None).is_err(),
+        "strided x"
+    );
+    let long = tensor(1, n + 1, 2, 1.0, DType::F32).reshape(n + 1).unwrap();
+    assert!(run(&x, Some(&long)).is_err(), "bias length");
+    let b64 = tensor(1, n, 2, 1.0, DType::F64).reshape(n).unwrap();
+    assert!(run(&x, Some(&b64)).is_err(), "bias dtype");
+}

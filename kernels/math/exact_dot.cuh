@@ -1,6 +1,8 @@
 // Mirror of src/math/exact_dot.rs: the exact sum of products of f32 values (32-bit digits
-// in 64-bit limbs, rounded to odd in f64) and the compensated dot product with its bound.
-// The same operations in the same order; see the Rust file for the reasoning.
+// in 64-bit limbs, rounded to odd in f64), with the wide products of an f32 and an f64
+// (add_product_wide: the quantized weights' exact values), and the compensated dot
+// products (dot2, dot2_wide) with their bound. The same operations in the same order; see
+// the Rust file for the reasoning.
 #pragma once
 
 #include "common.cuh"
@@ -13,6 +15,15 @@ namespace repro {
 #define RM_XD_DIGITS 20
 #define RM_XD_NORMALIZE_EVERY (1u << 30)
 #define RM_DOT2_LANES 8
+
+// u64::trailing_zeros of a nonzero value.
+RM_FN uint32_t xd_trailing_zeros(uint64_t v) {
+#if defined(__CUDA_ARCH__)
+    return (uint32_t)(__ffsll((long long)v) - 1);
+#else
+    return (uint32_t)__builtin_ctzll(v);
+#endif
+}
 
 // |x| = m 2^e for a finite f32.
 RM_FN void xd_decompose(float x, uint64_t* m, int32_t* e) {
@@ -95,6 +106,67 @@ struct ExactDot {
         }
     }
 
+    // The exact product a b of an f32 and an f64 b that is a multiple of 2^-149 below
+    // 2^137 (or not finite): up to 108 bits added to four consecutive limbs.
+    RM_FN void add_product_wide(float a, double b) {
+        any_term = true;
+        bool negative = (((uint64_t)(f32_to_bits(a) >> 31)) ^ (f64_to_bits(b) >> 63)) == 1;
+        if (!is_finite_f32(a) || !is_finite(b)) {
+            all_neg_zero = false;
+            if (is_nan_f32(a) || is_nan(b) || a == 0.0f || b == 0.0) {
+                nan = true;
+            } else if (negative) {
+                neg_inf = true;
+            } else {
+                pos_inf = true;
+            }
+            return;
+        }
+        uint64_t ma;
+        int32_t ea;
+        xd_decompose(a, &ma, &ea);
+        uint64_t bits = f64_to_bits(b) & 0x7FFFFFFFFFFFFFFFULL;
+        int32_t field = (int32_t)(bits >> 52);
+        uint64_t frac = bits & ((1ULL << 52) - 1);
+        uint64_t mb;
+        int32_t eb;
+        if (field == 0) {
+            mb = frac;
+            eb = -1074;
+        } else {
+            mb = frac | (1ULL << 52);
+            eb = field - 1075;
+        }
+        if (ma == 0 || mb == 0) {
+            all_neg_zero = all_neg_zero && negative;
+            return;
+        }
+        all_neg_zero = false;
+        uint32_t tz = xd_trailing_zeros(mb);
+        mb >>= tz;
+        eb += (int32_t)tz;
+        uint32_t shift = (uint32_t)(ea + eb - RM_XD_BASE_EXP);
+        uint32_t limb = shift / 32;
+        unsigned __int128 v = ((unsigned __int128)ma * (unsigned __int128)mb) << (shift % 32);
+        int64_t digits[4] = {
+            (int64_t)((uint64_t)v & 0xFFFFFFFFULL),
+            (int64_t)((uint64_t)(v >> 32) & 0xFFFFFFFFULL),
+            (int64_t)((uint64_t)(v >> 64) & 0xFFFFFFFFULL),
+            (int64_t)(uint64_t)(v >> 96),
+        };
+        for (int l = 0; l < 4; l++) {
+            if (negative) {
+                limbs[limb + l] -= digits[l];
+            } else {
+                limbs[limb + l] += digits[l];
+            }
+        }
+        since_normalize += 1;
+        if (since_normalize == RM_XD_NORMALIZE_EVERY) {
+            normalize();
+        }
+    }
+
     RM_FN void add(float x) { add_product(x, 1.0f); }
 
     // The exact sum rounded to odd in f64 (special values as in the Rust file). Works on
@@ -170,6 +242,44 @@ RM_FN double dot2(size_t n, const A& a, const B& b, bool has_bias, float bias) {
         two_sum(s[l], p, &t, &e);
         s[l] = t;
         q[l] += e;
+    }
+    double total = s[0];
+    double err = q[0];
+    for (int l = 1; l < RM_DOT2_LANES; l++) {
+        double t, e;
+        two_sum(total, s[l], &t, &e);
+        total = t;
+        err += e + q[l];
+    }
+    if (has_bias) {
+        double t, e;
+        two_sum(total, (double)bias, &t, &e);
+        total = t;
+        err += e;
+    }
+    return total + err;
+}
+
+// dot2 for f32 values A(i) and f64 values B(i) whose products are not exact in f64 (the
+// quantized weights' exact values): each product split by Dekker's TwoProduct, the high
+// parts chained with TwoSum in lanes i mod RM_DOT2_LANES, both error terms summed apart.
+// `b` may be a stateful loader (it is called with i = 0, 1, .., n - 1 in order).
+template <class A, class B>
+RM_FN double dot2_wide(size_t n, const A& a, B& b, bool has_bias, float bias) {
+    double s[RM_DOT2_LANES];
+    double q[RM_DOT2_LANES];
+    for (int l = 0; l < RM_DOT2_LANES; l++) {
+        s[l] = 0.0;
+        q[l] = 0.0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t l = i % RM_DOT2_LANES;
+        double p, e;
+        two_prod((double)a(i), b(i), &p, &e);
+        double t, r;
+        two_sum(s[l], p, &t, &r);
+        s[l] = t;
+        q[l] += r + e;
     }
     double total = s[0];
     double err = q[0];

@@ -28,6 +28,7 @@ pub const PTX_MODULES: &[(&str, &str)] = &[
     ("norm", ptx!("norm")),
     ("gather", ptx!("gather")),
     ("arith", ptx!("arith")),
+    ("quantized", ptx!("quantized")),
 ];
 
 impl Module {
@@ -100,6 +101,13 @@ impl Device for CudaDevice {
         let bits: Vec<i64> = data.iter().map(|&v| v as i64).collect();
         Ok(CudaStorage {
             slice: CudaStorageSlice::I64(self.clone_htod(bits.as_slice())?),
+            device: self.clone(),
+        })
+    }
+
+    fn upload_u8(&self, data: &[u8]) -> Result<CudaStorage> {
+        Ok(CudaStorage {
+            slice: CudaStorageSlice::U8(self.clone_htod(data)?),
             device: self.clone(),
         })
     }

@@ -41,11 +41,13 @@ pub enum Module {
     Matmul,
     /// `kernels/norm/norm.cu`: RMS and layer norms.
     Norm,
+    /// `kernels/quantized/quantized.cu`: products with quantized weights.
+    Quantized,
 }
 
 impl Module {
     /// Every module.
-    pub const ALL: [Module; 8] = [
+    pub const ALL: [Module; 9] = [
         Module::Elementwise,
         Module::Softmax,
         Module::Gather,
@@ -54,6 +56,7 @@ impl Module {
         Module::Fft,
         Module::Matmul,
         Module::Norm,
+        Module::Quantized,
     ];
 
     /// The file stem: `kernels/<family>/<stem>.cu`, the PTX module's name.
@@ -67,6 +70,7 @@ impl Module {
             Module::Fft => "fft",
             Module::Matmul => "matmul",
             Module::Norm => "norm",
+            Module::Quantized => "quantized",
         }
     }
 }
@@ -146,6 +150,8 @@ pub trait Device {
     fn alloc(&self, dtype: DType, len: usize) -> Result<Self::Buffer>;
     /// A buffer holding `data` (dims and strides; I64 elements with the u64 bits).
     fn upload_u64(&self, data: &[u64]) -> Result<Self::Buffer>;
+    /// A buffer holding `data` (U8: a quantized weight's block bytes and sign classes).
+    fn upload_u8(&self, data: &[u8]) -> Result<Self::Buffer>;
     /// A buffer holding `data` (F32: tables such as rope's frequencies, the FFT's).
     fn upload_f32(&self, data: &[f32]) -> Result<Self::Buffer>;
     /// A buffer holding `data` (F64: the FFT's tables in f64 plans).

@@ -86,6 +86,60 @@ pub(crate) fn round_by_comparison<F: Format>(
     value::<F>(a)
 }
 
+/// w sqrt(n) correctly rounded to F, for a finite f64 `w` that is a multiple of 2^-1074
+/// below 2^900 (any finite f64 of that size) and an integer 1 <= n < 2^40: Gemma's
+/// embedding scale (the row's exact values times sqrt(hidden size), rounded once).
+///
+/// Fast path: sqrt(n) as a double-double (c, e) (c = the correctly rounded f64 square
+/// root, e = (n - c^2) / (2c) with c^2 split exactly by TwoProduct; c + e is within 2^-104
+/// c of sqrt(n)), w c split exactly into p + q by TwoProduct, and y = p + (q + w e),
+/// within 2^-53 |y| + 2^-103 |w c| <= 2^-52 |y| of w sqrt(n): accepted when that interval
+/// rounds to one value.
+/// Otherwise the exact comparison of squares: w sqrt(n) against a midpoint m of F (same
+/// sign) is w^2 n against m^2, decided in integers (`super::bigint`). w sqrt(n) is never
+/// exactly a midpoint unless n is a square, which the comparison then handles as a tie.
+pub(crate) fn round_mul_sqrt<F: Format>(w: f64, n: u64) -> F {
+    use super::bigint::{Big, decompose_f64};
+    use super::dd::two_prod;
+    debug_assert!((1..1u64 << 40).contains(&n) && w.is_finite());
+    if w == 0.0 {
+        return F::round(w); // +-0 keeps its sign
+    }
+    let nf = n as f64;
+    let c = nf.sqrt();
+    let (c2, c2_lo) = two_prod(c, c);
+    let e = ((nf - c2) - c2_lo) / (2.0 * c);
+    let (p, q) = two_prod(w, c);
+    let y = p + (q + w * e);
+    // |y - w sqrt(n)| <= 2^-53 |y| (the last addition) + about 2^-103 |w c| (the rest).
+    if let Some(r) =
+        super::round::round_within::<F>(y, y.abs() * f64::from_bits(0x3CB0_0000_0000_0000))
+    {
+        return r; // 2^-52 |y|
+    }
+    // Exact: compare |w| sqrt(n) with |m| through w^2 n vs m^2, both scaled to integers.
+    let (neg, mw, ew) = decompose_f64(w);
+    let cmp = |m: f64| -> Ordering {
+        if m == 0.0 || (m < 0.0) != neg {
+            return if neg {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            };
+        }
+        let (_, mm, em) = decompose_f64(m);
+        let base = (2 * ew).min(2 * em);
+        let lhs = Big::from_u128(mw as u128 * mw as u128)
+            .mul_u64(n)
+            .shl((2 * ew - base) as u32);
+        let rhs = Big::from_u128(mm as u128 * mm as u128).shl((2 * em - base) as u32);
+        let mag = lhs.cmp(&rhs);
+        if neg { mag.reverse() } else { mag }
+    };
+    let widen = y.abs() * f64::from_bits(0x3D70_0000_0000_0000); // 2^-40
+    round_by_comparison::<F>(F::round(y - widen), F::round(y + widen), cmp, || neg)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,6 +156,56 @@ mod tests {
         let hi = F::round(p / q + (p / q).abs() * 1e-3 + 1e-30);
         let got = round_by_comparison::<F>(lo, hi, cmp, || p < 0.0);
         assert_eq!(got.bits(), want.bits(), "{p}/{q}");
+    }
+
+    #[test]
+    fn mul_sqrt_against_squares_in_integers() {
+        // w with at most 24 bits and small n: the rounding r of w sqrt(n) in f32 is checked
+        // by the squares of its neighbours' midpoints, in u128 (an independent method).
+        let mut s = 7u64;
+        let mut next = || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            s >> 11
+        };
+        for i in 0..200_000 {
+            let n = [640u64, 2, 3, 1152, 4096, 5, 2048][i % 7];
+            let m = (next() >> 29) | 1 << 23; // 24 bits
+            let k = (next() % 40) as i32 + 10;
+            let w = m as f64 * 2f64.powi(-k);
+            let w = if next() & 1 == 0 { w } else { -w };
+            let r: f32 = round_mul_sqrt(w, n);
+            // |w| sqrt(n) in [lo, hi] with lo, hi the midpoints around |r|: in units where
+            // both are integers, (|w| 2^a)^2 n vs (mid 2^a)^2.
+            let rv = r.abs() as f64;
+            let ulp = 2f64.powi(((rv.to_bits() >> 52) as i32 - 1023) - 23);
+            let (lo, hi) = (rv - ulp / 2.0, rv + ulp / 2.0);
+            // Scaled by 2^(k + 1), |w| and both midpoints are integers (r's ulp is at
+            // least 2^-k for these n).
+            let int = |v: f64| {
+                let x = v * 2f64.powi(k + 1);
+                assert_eq!(x.fract(), 0.0);
+                x as u128
+            };
+            let lhs = int(w.abs()) * int(w.abs()) * n as u128;
+            assert!(
+                int(lo) * int(lo) <= lhs && lhs <= int(hi) * int(hi),
+                "{w:e} sqrt({n})"
+            );
+            if int(lo) * int(lo) == lhs || int(hi) * int(hi) == lhs {
+                assert_eq!(r.to_bits() & 1, 0, "a tie goes to even");
+            }
+            assert_eq!(r.is_sign_negative(), w < 0.0);
+        }
+        // n = 4: w sqrt(4) = 2w exactly, so r = 2w; and ties exist for square n.
+        assert_eq!(round_mul_sqrt::<f32>(1.5, 4), 3.0);
+        assert_eq!(
+            round_mul_sqrt::<f32>(-0.0, 640).to_bits(),
+            (-0.0f32).to_bits()
+        );
+        // 1 + 2^-24 (a tie in f32) times sqrt(1): to even, 1.
+        assert_eq!(round_mul_sqrt::<f32>(1.0 + 2f64.powi(-24), 1), 1.0);
     }
 
     #[test]

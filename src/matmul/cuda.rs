@@ -31,15 +31,15 @@ fn suffix(d: DType) -> Result<&'static str> {
 }
 
 /// Norms (F64) and sign classes (U8) of `lines` lines of a strided operand.
-struct LineStats<B> {
-    norm: B,
-    signs: B,
+pub(crate) struct LineStats<B> {
+    pub norm: B,
+    pub signs: B,
 }
 
 /// The operand's lines: `lines` of `len` elements, line `i` of batch `i / per_batch` at
 /// `bases[i / per_batch] + (i % per_batch) line_stride`, elements `elem_stride` apart.
 #[allow(clippy::too_many_arguments)]
-fn line_stats<D: Device + ?Sized>(
+pub(crate) fn line_stats<D: Device + ?Sized>(
     dev: &D,
     s: &D::Buffer,
     bases: &D::Buffer,

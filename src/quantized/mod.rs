@@ -63,6 +63,7 @@
 
 pub mod blocks;
 pub(crate) mod cpu;
+pub mod cuda;
 
 use crate::math::Format;
 use crate::matmul::Input;
@@ -87,6 +88,10 @@ struct QWeight {
     /// Per weight row: the norm of its exact values and its sign classes (tier 1's bound
     /// and the sign of exact zeros).
     stats: Vec<LineStats>,
+    /// CUDA: the bytes and row stats on the weight's device (uploaded when the QTensor is
+    /// on a CUDA device).
+    #[cfg(feature = "cuda")]
+    cuda: Option<cuda::QDeviceWeight<candle_core::CudaStorage>>,
 }
 
 impl std::fmt::Debug for QWeight {
@@ -106,9 +111,11 @@ impl QWeight {
         if !k.is_multiple_of(len) {
             bail!("candle-repro QMatMul: rows of {k} weights are not whole {ty:?} blocks of {len}")
         }
-        if !matches!(tensor.device(), Device::Cpu) {
+        let on_cuda = cfg!(feature = "cuda") && tensor.device().is_cuda();
+        if !matches!(tensor.device(), Device::Cpu) && !on_cuda {
             bail!(
-                "candle-repro QMatMul: weights on {:?} are not supported yet (CPU only)",
+                "candle-repro QMatMul: weights on {:?} are not supported yet (CPU, and CUDA \
+                 with the `cuda` feature)",
                 tensor.device().location()
             )
         }
@@ -126,6 +133,11 @@ impl QWeight {
             k,
             bytes: &bytes,
         });
+        #[cfg(feature = "cuda")]
+        let cuda = match tensor.device() {
+            Device::Cuda(dev) => Some(cuda::upload(&dev, ty, n, k, &bytes, &stats)?),
+            _ => None,
+        };
         drop(bytes);
         Ok(QWeight {
             ty,
@@ -133,9 +145,31 @@ impl QWeight {
             k,
             tensor,
             stats,
+            #[cfg(feature = "cuda")]
+            cuda,
         })
     }
 }
+
+// ---- CUDA plumbing (the device half is `cuda.rs`) ----
+
+#[cfg(feature = "cuda")]
+impl QMatMulOp {
+    /// The product on the weight's CUDA device (x there too: `product` checked it).
+    fn cuda(
+        &self,
+        x: (&candle_core::CudaStorage, &Layout),
+        bias: Option<(&candle_core::CudaStorage, &Layout)>,
+    ) -> Result<(candle_core::CudaStorage, Shape)> {
+        let Some(w) = &self.w.cuda else {
+            bail!("candle-repro QMatMul: the weight is not on a CUDA device")
+        };
+        let start_tier = self.cfg.and_then(|c| c.start_tier);
+        cuda::qmatmul(&x.0.device, x, w, bias, start_tier)
+    }
+}
+
+// ---- end of the CUDA plumbing ----
 
 /// A product with a quantized weight (see the module documentation): a drop-in for
 /// `candle_core::quantized::QMatMul` whose every output is the exact product rounded once.
@@ -276,6 +310,8 @@ impl Module for QLinear {
 pub struct QEmbedding {
     w: Arc<QWeight>,
     dtype: DType,
+    /// n when every value is multiplied by sqrt(n) (within the one rounding).
+    sqrt_scale: Option<u64>,
 }
 
 impl QEmbedding {
@@ -284,7 +320,20 @@ impl QEmbedding {
         QEmbedding {
             w: table.w.clone(),
             dtype,
+            sqrt_scale: None,
         }
+    }
+
+    /// The rows times sqrt(n), each value's exact product rounded once (Gemma scales its
+    /// embedding by sqrt(hidden size)); 1 <= n < 2^40.
+    pub fn scaled_by_sqrt(table: &QMatMul, dtype: DType, n: u64) -> Result<Self> {
+        if !(1..1u64 << 40).contains(&n) {
+            bail!("candle-repro QEmbedding: sqrt scale of {n} outside 1..2^40")
+        }
+        Ok(QEmbedding {
+            sqrt_scale: Some(n),
+            ..QEmbedding::new(table, dtype)
+        })
     }
 }
 
@@ -312,13 +361,23 @@ impl Module for QEmbedding {
         }
         let mut shape = ids.dims().to_vec();
         shape.push(w.k);
-        fn round<F: Format>(v: &[f64]) -> Vec<F> {
-            v.iter().map(|&x| F::round(x)).collect()
+        fn round<F: Format>(v: &[f64], sqrt_scale: Option<u64>) -> Vec<F> {
+            match sqrt_scale {
+                None => v.iter().map(|&x| F::round(x)).collect(),
+                Some(n) => v
+                    .iter()
+                    .map(|&x| match x.is_finite() {
+                        true => crate::math::exact_round::round_mul_sqrt::<F>(x, n),
+                        false => F::round(x), // inf times sqrt(n) is inf; NaN is NaN
+                    })
+                    .collect(),
+            }
         }
+        let s = self.sqrt_scale;
         match self.dtype {
-            DType::F32 => Tensor::from_vec(round::<f32>(&values), shape, ids.device()),
-            DType::BF16 => Tensor::from_vec(round::<bf16>(&values), shape, ids.device()),
-            DType::F16 => Tensor::from_vec(round::<f16>(&values), shape, ids.device()),
+            DType::F32 => Tensor::from_vec(round::<f32>(&values, s), shape, ids.device()),
+            DType::BF16 => Tensor::from_vec(round::<bf16>(&values, s), shape, ids.device()),
+            DType::F16 => Tensor::from_vec(round::<f16>(&values, s), shape, ids.device()),
             other => Err(Error::UnsupportedDTypeForOp(other, "QEmbedding").bt()),
         }
     }
@@ -406,6 +465,15 @@ impl CustomOp1 for QMatMulOp {
     fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> Result<(CpuStorage, Shape)> {
         self.cpu((s, l), None)
     }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        s: &candle_core::CudaStorage,
+        l: &Layout,
+    ) -> Result<(candle_core::CudaStorage, Shape)> {
+        self.cuda((s, l), None)
+    }
 }
 
 impl CustomOp2 for QMatMulOp {
@@ -421,6 +489,17 @@ impl CustomOp2 for QMatMulOp {
         l2: &Layout,
     ) -> Result<(CpuStorage, Shape)> {
         self.cpu((s1, l1), Some((s2, l2)))
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        s1: &candle_core::CudaStorage,
+        l1: &Layout,
+        s2: &candle_core::CudaStorage,
+        l2: &Layout,
+    ) -> Result<(candle_core::CudaStorage, Shape)> {
+        self.cuda((s1, l1), Some((s2, l2)))
     }
 }
 

@@ -44,6 +44,14 @@ impl Device for Emu {
         })
     }
 
+    fn upload_u8(&self, data: &[u8]) -> Result<EmuBuf> {
+        Ok(EmuBuf {
+            dtype: DType::U8,
+            len: data.len(),
+            mem: Buffer::from_bytes(data),
+        })
+    }
+
     fn upload_f32(&self, data: &[f32]) -> Result<EmuBuf> {
         let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
         Ok(EmuBuf {
