@@ -27,6 +27,7 @@ pub mod norm;
 pub mod ops;
 pub mod quantized;
 pub mod rope;
+pub mod sampling;
 pub mod softmax;
 
 pub use arith::add;

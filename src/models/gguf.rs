@@ -136,6 +136,36 @@ impl<'a, R: std::io::Read + std::io::Seek> Loader<'a, R> {
         self.content.tensor(self.reader, name, &Device::Cpu)
     }
 
+    /// A tensor's block type, shape and bytes, read straight from the file into one
+    /// buffer (candle's reader copies a tensor's bytes once more into typed blocks, which
+    /// doubles the largest tensor at load).
+    pub fn raw(&mut self, name: &str) -> Result<(candle_core::quantized::GgmlDType, Vec<usize>, Vec<u8>)> {
+        use std::io::SeekFrom;
+        let Some(info) = self.content.tensor_infos.get(name) else {
+            bail!("candle-repro: the file has no tensor {name}")
+        };
+        let (ty, dims) = (info.ggml_dtype, info.shape.dims().to_vec());
+        let (len, size) = blocks::geometry(ty);
+        let elems = info.shape.elem_count();
+        if !elems.is_multiple_of(len) {
+            bail!("candle-repro: tensor {name} of {elems} weights is not whole {ty:?} blocks")
+        }
+        let mut bytes = vec![0u8; elems / len * size];
+        self.reader
+            .seek(SeekFrom::Start(self.content.tensor_data_offset + info.offset))?;
+        self.reader.read_exact(&mut bytes)?;
+        Ok((ty, dims, bytes))
+    }
+
+    /// A weight matrix in its blocks.
+    fn qmatmul(&mut self, name: &str) -> Result<QMatMul> {
+        let (ty, dims, bytes) = self.raw(name)?;
+        if dims.len() != 2 {
+            bail!("candle-repro: {name} has shape {dims:?}, not (out, in)")
+        }
+        QMatMul::from_bytes(ty, (dims[0], dims[1]), bytes, &Device::Cpu)
+    }
+
     /// A vector (or any small tensor), dequantized to the compute dtype.
     pub fn dense(&mut self, name: &str) -> Result<Tensor> {
         let q = self.qtensor(name)?;
@@ -144,28 +174,34 @@ impl<'a, R: std::io::Read + std::io::Seek> Loader<'a, R> {
 
     /// A weight matrix (out, in).
     pub fn projection(&mut self, name: &str) -> Result<Projection> {
-        let q = self.qtensor(name)?;
         Ok(match self.mode {
-            WeightMode::Quantized => Projection::Quantized(QMatMul::from_qtensor(q)?),
+            WeightMode::Quantized => Projection::Quantized(self.qmatmul(name)?),
             WeightMode::Dequantized => {
+                let q = self.qtensor(name)?;
                 Projection::Dense(Linear::new(dequantize(&q, self.dtype, &self.device)?, None))
             }
         })
     }
 
+    /// An embedding table in its blocks, whatever the mode (rows are decoded when
+    /// gathered), e.g. for an embedding with its own scale.
+    pub fn table(&mut self, name: &str) -> Result<QMatMul> {
+        self.qmatmul(name)
+    }
+
     /// An embedding table (vocab, dim) and the same table as an output projection (for
     /// tied embeddings), sharing its storage.
     pub fn embedding(&mut self, name: &str) -> Result<(Embedding, Projection)> {
-        let q = self.qtensor(name)?;
         Ok(match self.mode {
             WeightMode::Quantized => {
-                let m = QMatMul::from_qtensor(q)?;
+                let m = self.qmatmul(name)?;
                 (
                     Embedding::Quantized(QEmbedding::new(&m, self.dtype)),
                     Projection::Quantized(m),
                 )
             }
             WeightMode::Dequantized => {
+                let q = self.qtensor(name)?;
                 let t = dequantize(&q, self.dtype, &self.device)?;
                 (
                     Embedding::Dense(t.clone()),

@@ -293,14 +293,14 @@ impl ModelWeights {
     /// Logits (b, vocab) of the last position of `x` (b, s) (u32 token ids) at positions
     /// index_pos.., appending to the KV cache: `quantized_llama::ModelWeights::forward`.
     pub fn forward(&mut self, x: &Tensor, index_pos: usize) -> Result<Tensor> {
-        let logits = self.forward_all(x, index_pos)?;
-        let s = logits.dim(1)?;
-        logits.i((.., s - 1))
+        // Only the last position goes through the final norm and the output head: both
+        // act on each position alone, so its logits have the bits `forward_all` gives.
+        self.run(x, index_pos, None, true, true)?.i((.., 0))
     }
 
     /// Logits (b, s, vocab) of every position of `x`, appending to the KV cache.
     pub fn forward_all(&mut self, x: &Tensor, index_pos: usize) -> Result<Tensor> {
-        self.run(x, index_pos, None, true)
+        self.run(x, index_pos, None, true, false)
     }
 
     /// Logits (b, s, vocab) of a batch of prompts right-padded to s: row i's first
@@ -312,7 +312,7 @@ impl ModelWeights {
             bail!("candle-repro llama: lengths {lengths:?} for a batch of {b} x {s}")
         }
         let saved: Vec<_> = self.layers.iter_mut().map(|l| l.kv_cache.take()).collect();
-        let out = self.run(x, 0, Some(lengths), false);
+        let out = self.run(x, 0, Some(lengths), false, false);
         for (l, c) in self.layers.iter_mut().zip(saved) {
             l.kv_cache = c;
         }
@@ -325,6 +325,7 @@ impl ModelWeights {
         index_pos: usize,
         lengths: Option<&[usize]>,
         cache: bool,
+        last_only: bool,
     ) -> Result<Tensor> {
         let (b, s) = x.dims2()?;
         let cfg = self.config.clone();
@@ -354,6 +355,7 @@ impl ModelWeights {
             let m = layer.w_down.forward(&(g * u)?)?;
             h = crate::add(&h, &m)?;
         }
+        let h = if last_only { h.narrow(1, s - 1, 1)? } else { h };
         let h = self.norm.forward(&h)?;
         self.output.forward(&h)
     }

@@ -108,13 +108,12 @@ pub(crate) fn upload<D: Device + ?Sized>(
     })
 }
 
-/// `w`'s weight (its bytes as read from its QTensor, wherever that lives, and its row
-/// stats) uploaded to `dev`: for the device tests (a `QMatMul` of a CUDA QTensor keeps its
+/// `w`'s weight (its bytes as read on the host, and its row stats) uploaded to `dev`: for the device tests (a `QMatMul` of a CUDA QTensor keeps its
 /// own copy, uploaded when built).
 #[doc(hidden)]
 pub fn upload_weight<D: Device + ?Sized>(dev: &D, w: &QMatMul) -> Result<QDeviceWeight<D::Buffer>> {
     let w = &w.w;
-    let bytes = w.tensor.data()?;
+    let bytes = w.host_bytes()?;
     upload(dev, w.ty, w.n, w.k, &bytes, &w.stats)
 }
 

@@ -79,17 +79,26 @@ use candle_core::{
 use half::{bf16, f16};
 use std::sync::Arc;
 
+/// Where a weight's block bytes live.
+enum Bytes {
+    /// In a QTensor (read in place on the CPU; copied back when it lives on a GPU).
+    Tensor(Arc<QTensor>),
+    /// In a buffer of their own (read straight from a file: no second copy at load).
+    Owned(Vec<u8>),
+}
+
 /// A weight in its blocks, validated, with what the product needs of it alone.
 struct QWeight {
     ty: GgmlDType,
     n: usize,
     k: usize,
-    tensor: Arc<QTensor>,
+    bytes: Bytes,
+    device: Device,
     /// Per weight row: the norm of its exact values and its sign classes (tier 1's bound
     /// and the sign of exact zeros).
     stats: Vec<LineStats>,
-    /// CUDA: the bytes and row stats on the weight's device (uploaded when the QTensor is
-    /// on a CUDA device).
+    /// CUDA: the bytes and row stats on the weight's device (uploaded when the weight is
+    /// built on a CUDA device).
     #[cfg(feature = "cuda")]
     cuda: Option<cuda::QDeviceWeight<candle_core::CudaStorage>>,
 }
@@ -101,53 +110,67 @@ impl std::fmt::Debug for QWeight {
 }
 
 impl QWeight {
-    fn new(tensor: Arc<QTensor>) -> Result<QWeight> {
-        let ty = tensor.dtype();
-        let (n, k) = match tensor.shape().dims() {
-            &[n, k] => (n, k),
-            d => bail!("candle-repro QMatMul: the weight must be (out, in), got shape {d:?}"),
+    /// The block bytes on the host.
+    fn host_bytes(&self) -> Result<std::borrow::Cow<'_, [u8]>> {
+        match &self.bytes {
+            Bytes::Tensor(t) => t.data(),
+            Bytes::Owned(v) => Ok(std::borrow::Cow::Borrowed(v)),
+        }
+    }
+
+    fn new(ty: GgmlDType, dims: &[usize], bytes: Bytes, device: &Device) -> Result<QWeight> {
+        let (n, k) = match *dims {
+            [n, k] => (n, k),
+            ref d => bail!("candle-repro QMatMul: the weight must be (out, in), got shape {d:?}"),
         };
         let (len, size) = blocks::geometry(ty);
         if !k.is_multiple_of(len) {
             bail!("candle-repro QMatMul: rows of {k} weights are not whole {ty:?} blocks of {len}")
         }
-        let on_cuda = cfg!(feature = "cuda") && tensor.device().is_cuda();
-        if !matches!(tensor.device(), Device::Cpu) && !on_cuda {
+        let on_cuda = cfg!(feature = "cuda") && device.is_cuda();
+        if !matches!(device, Device::Cpu) && !on_cuda {
             bail!(
                 "candle-repro QMatMul: weights on {:?} are not supported yet (CPU, and CUDA \
                  with the `cuda` feature)",
-                tensor.device().location()
+                device.location()
             )
         }
-        let bytes = tensor.data()?;
+        let mut w = QWeight {
+            ty,
+            n,
+            k,
+            bytes,
+            device: device.clone(),
+            stats: Vec::new(),
+            #[cfg(feature = "cuda")]
+            cuda: None,
+        };
+        let host = w.host_bytes()?;
         let expected = n * (k / len) * size;
-        if bytes.len() != expected {
+        if host.len() != expected {
             bail!(
                 "candle-repro QMatMul: a {ty:?} weight of {n} x {k} has {} bytes, expected {expected}",
-                bytes.len()
+                host.len()
             )
         }
         let stats = cpu::row_stats(cpu::QRows {
             ty,
             n,
             k,
-            bytes: &bytes,
+            bytes: &host,
         });
         #[cfg(feature = "cuda")]
-        let cuda = match tensor.device() {
-            Device::Cuda(dev) => Some(cuda::upload(&dev, ty, n, k, &bytes, &stats)?),
+        let cuda = match device {
+            Device::Cuda(dev) => Some(cuda::upload(dev, ty, n, k, &host, &stats)?),
             _ => None,
         };
-        drop(bytes);
-        Ok(QWeight {
-            ty,
-            n,
-            k,
-            tensor,
-            stats,
-            #[cfg(feature = "cuda")]
-            cuda,
-        })
+        drop(host);
+        w.stats = stats;
+        #[cfg(feature = "cuda")]
+        {
+            w.cuda = cuda;
+        }
+        Ok(w)
     }
 }
 
@@ -201,8 +224,23 @@ impl QMatMul {
 
     /// The product with a shared weight (out, in); its bytes are read in place.
     pub fn from_arc(qtensor: Arc<QTensor>) -> Result<Self> {
+        let (ty, dims, device) = (qtensor.dtype(), qtensor.shape().dims().to_vec(), qtensor.device());
         Ok(QMatMul {
-            w: Arc::new(QWeight::new(qtensor)?),
+            w: Arc::new(QWeight::new(ty, &dims, Bytes::Tensor(qtensor), &device)?),
+        })
+    }
+
+    /// The product with a weight (out, in) of type `ty` given as its block bytes (as a
+    /// GGUF file stores them), kept as they are; on `device` (the CPU, or CUDA with the
+    /// `cuda` feature, where they are uploaded).
+    pub fn from_bytes(
+        ty: GgmlDType,
+        (out, inp): (usize, usize),
+        bytes: Vec<u8>,
+        device: &Device,
+    ) -> Result<Self> {
+        Ok(QMatMul {
+            w: Arc::new(QWeight::new(ty, &[out, inp], Bytes::Owned(bytes), device)?),
         })
     }
 
@@ -216,9 +254,14 @@ impl QMatMul {
         (self.w.n, self.w.k)
     }
 
-    /// The weight, in its blocks.
-    pub fn qtensor(&self) -> &Arc<QTensor> {
-        &self.w.tensor
+    /// The weight's block bytes (read in place on the CPU).
+    pub fn bytes(&self) -> Result<std::borrow::Cow<'_, [u8]>> {
+        self.w.host_bytes()
+    }
+
+    /// The device the weight lives on.
+    pub fn device(&self) -> &Device {
+        &self.w.device
     }
 
     /// x w^T + bias with one rounding (the bias: a vector of `out` values, f32, bf16 or
@@ -342,7 +385,7 @@ impl Module for QEmbedding {
     fn forward(&self, ids: &Tensor) -> Result<Tensor> {
         let w = &self.w;
         let ids_v: Vec<i64> = ids.flatten_all()?.to_dtype(DType::I64)?.to_vec1()?;
-        let bytes = w.tensor.data()?;
+        let bytes = w.host_bytes()?;
         let rows = cpu::QRows {
             ty: w.ty,
             n: w.n,
@@ -411,7 +454,7 @@ impl QMatMulOp {
                 other => return Err(Error::UnsupportedDTypeForOp(other.dtype(), "QMatMul").bt()),
             }),
         };
-        let bytes = w.tensor.data()?;
+        let bytes = w.host_bytes()?;
         let cfg = self.cfg.unwrap_or_default();
         #[allow(clippy::too_many_arguments)]
         fn run<T: Input + Format>(
@@ -525,10 +568,10 @@ fn product(
         }
         .bt());
     }
-    if !x.device().same_device(&w.tensor.device()) {
+    if !x.device().same_device(&w.device) {
         return Err(Error::DeviceMismatchBinaryOp {
             lhs: x.device().location(),
-            rhs: w.tensor.device().location(),
+            rhs: w.device.location(),
             op,
         }
         .bt());
