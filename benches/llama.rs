@@ -1,10 +1,12 @@
-//! SmolLM2-135M-Instruct (Q4_1 GGUF) through candle-repro's Llama against stock candle's
-//! `quantized_llama` on the same file, same run: a 128-token prefill and one decode step
-//! after a 128-token prompt, ours in f32 and bf16.
+//! The real models through candle-repro against stock candle on the same file, same run: a
+//! 128-token prefill and one decode step after a 128-token prompt, ours in f32 and bf16:
+//! SmolLM2-135M-Instruct (Q4_1 GGUF; our Llama against `quantized_llama`) and Gemma 3
+//! 270M (Q4_K_M GGUF; our Gemma 3 against `quantized_gemma3`).
 //!
-//! `cargo bench --bench llama` (the model is fetched by `scripts/fetch-model.sh`; the
-//! dequantized-stock variants and peak memory are in `cargo run --release --example
-//! generate -- --bench`, which runs each model in its own process).
+//! `cargo bench --bench llama` (the models are fetched by `scripts/fetch-model.sh`;
+//! LLAMA_BENCH_MODEL=smollm2 or gemma3 runs one; the dequantized-stock variants and peak
+//! memory are in `cargo run --release --example generate -- [--model ..] --bench`, which
+//! runs each model in its own process).
 
 use candle_core::quantized::gguf_file;
 use candle_core::{DType, Device, Tensor};
@@ -14,10 +16,10 @@ use std::path::PathBuf;
 
 const PROMPT: usize = 128;
 
-fn model_path() -> PathBuf {
+fn model_path(which: &str) -> PathBuf {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fetch-model.sh");
     let out = std::process::Command::new("bash")
-        .arg(script)
+        .args([script, which])
         .output()
         .expect("run scripts/fetch-model.sh");
     assert!(
@@ -28,69 +30,86 @@ fn model_path() -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
 }
 
-/// The two models behind one interface: forward of `ids` at `pos`, last-position logits.
+/// The models behind one interface: forward of `ids` at `pos`, last-position logits.
 enum Model {
-    Ours(candle_repro::models::llama::ModelWeights),
-    Stock(candle_transformers::models::quantized_llama::ModelWeights),
+    Llama(candle_repro::models::llama::ModelWeights),
+    Gemma(candle_repro::models::gemma3::ModelWeights),
+    StockLlama(candle_transformers::models::quantized_llama::ModelWeights),
+    StockGemma(candle_transformers::models::quantized_gemma3::ModelWeights),
 }
 
 impl Model {
-    fn load(path: &PathBuf, ours: Option<DType>) -> Model {
+    fn load(path: &PathBuf, gemma: bool, ours: Option<DType>) -> Model {
+        use candle_repro::models::gguf::WeightMode;
         let mut f = std::fs::File::open(path).unwrap();
         let c = gguf_file::Content::read(&mut f).unwrap();
-        match ours {
-            Some(dt) => Model::Ours(
-                candle_repro::models::llama::ModelWeights::from_gguf_dtype(
-                    c,
-                    &mut f,
-                    &Device::Cpu,
-                    dt,
-                )
-                .unwrap(),
+        let dev = &Device::Cpu;
+        let q = WeightMode::Quantized;
+        match (gemma, ours) {
+            (false, Some(dt)) => Model::Llama(
+                candle_repro::models::llama::ModelWeights::from_gguf_with(c, &mut f, dev, dt, q)
+                    .unwrap(),
             ),
-            None => Model::Stock(
-                candle_transformers::models::quantized_llama::ModelWeights::from_gguf(
-                    c,
-                    &mut f,
-                    &Device::Cpu,
-                )
-                .unwrap(),
+            (true, Some(dt)) => Model::Gemma(
+                candle_repro::models::gemma3::ModelWeights::from_gguf_with(c, &mut f, dev, dt, q)
+                    .unwrap(),
+            ),
+            (false, None) => Model::StockLlama(
+                candle_transformers::models::quantized_llama::ModelWeights::from_gguf(c, &mut f, dev)
+                    .unwrap(),
+            ),
+            (true, None) => Model::StockGemma(
+                candle_transformers::models::quantized_gemma3::ModelWeights::from_gguf(c, &mut f, dev)
+                    .unwrap(),
             ),
         }
     }
 
     fn forward(&mut self, ids: &[u32], pos: usize) -> Tensor {
-        let x = Tensor::new(ids, &Device::Cpu)
-            .unwrap()
-            .unsqueeze(0)
-            .unwrap();
+        let x = Tensor::new(ids, &Device::Cpu).unwrap().unsqueeze(0).unwrap();
         match self {
-            Model::Ours(m) => m.forward(&x, pos).unwrap(),
-            Model::Stock(m) => m.forward(&x, pos).unwrap(),
+            Model::Llama(m) => m.forward(&x, pos).unwrap(),
+            Model::Gemma(m) => m.forward(&x, pos).unwrap(),
+            Model::StockLlama(m) => m.forward(&x, pos).unwrap(),
+            Model::StockGemma(m) => m.forward(&x, pos).unwrap(),
         }
     }
 
     fn clear(&mut self) {
         match self {
-            Model::Ours(m) => m.clear_kv_cache(),
-            Model::Stock(m) => m.clear_kv_cache(),
+            Model::Llama(m) => m.clear_kv_cache(),
+            Model::Gemma(m) => m.clear_kv_cache(),
+            Model::StockLlama(m) => m.clear_kv_cache(),
+            // Stock Gemma restarts its cache at position 0.
+            Model::StockGemma(_) => {}
         }
     }
 }
 
 fn bench(c: &mut Criterion) {
-    let path = model_path();
-    // Token ids spread over the vocabulary (49152), fixed.
+    let only = std::env::var("LLAMA_BENCH_MODEL").ok();
+    for (model, vocab, stock) in [("smollm2", 49152u32, "stock_q4_1"), ("gemma3", 262144, "stock_q4_k_m")] {
+        if only.as_deref().is_some_and(|o| o != model) {
+            continue;
+        }
+        bench_model(c, model, vocab, stock);
+    }
+}
+
+fn bench_model(c: &mut Criterion, model: &str, vocab: u32, stock: &str) {
+    let path = model_path(model);
+    let gemma = model == "gemma3";
+    // Token ids spread over the vocabulary, fixed (Gemma's ids past the special ones).
     let ids: Vec<u32> = (0..PROMPT as u32 + 1)
-        .map(|i| (i * 7919 + 11) % 49152)
+        .map(|i| 300 + (i * 7919 + 11) % (vocab - 300))
         .collect();
     for (name, ours) in [
         ("candle-repro_f32", Some(DType::F32)),
         ("candle-repro_bf16", Some(DType::BF16)),
-        ("stock_q4_1", None),
+        (stock, None),
     ] {
-        let mut m = Model::load(&path, ours);
-        let mut g = c.benchmark_group(format!("llama_{name}"));
+        let mut m = Model::load(&path, gemma, ours);
+        let mut g = c.benchmark_group(format!("{model}_{name}"));
         g.sample_size(10);
         g.throughput(Throughput::Elements(PROMPT as u64));
         g.bench_function("prefill_128", |b| {

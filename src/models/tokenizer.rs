@@ -22,17 +22,126 @@ fn err(e: impl std::fmt::Display) -> candle_core::Error {
     candle_core::Error::Msg(format!("candle-repro tokenizer: {e}"))
 }
 
-/// The tokenizer described by the GGUF metadata.
+/// The tokenizer described by the GGUF metadata: GPT-2 byte-level BPE (`gpt2`) or
+/// SentencePiece BPE with byte fallback (`llama`: Llama 2, Gemma).
 pub fn tokenizer_from_gguf(c: &gguf_file::Content) -> Result<Tokenizer> {
     let model = c
         .metadata
         .get("tokenizer.ggml.model")
         .and_then(|v| v.to_string().ok());
-    if model.map(|s| s.as_str()) != Some("gpt2") {
-        bail!(
-            "candle-repro tokenizer: only GPT-2 byte-level BPE is supported, the file has {model:?}"
-        )
+    match model.map(|s| s.as_str()) {
+        Some("gpt2") => gpt2_tokenizer(c),
+        Some("llama") => sentencepiece_tokenizer(c),
+        other => bail!(
+            "candle-repro tokenizer: GPT-2 byte-level BPE (gpt2) and SentencePiece BPE (llama) are supported, the file has {other:?}"
+        ),
     }
+}
+
+/// The token types of the file (llama.cpp's: 1 normal, 2 unknown, 3 control, 4 user
+/// defined, 5 unused, 6 byte), or all normal when absent.
+fn token_types(c: &gguf_file::Content, n: usize) -> Result<Vec<i32>> {
+    match c.metadata.get("tokenizer.ggml.token_type") {
+        Some(gguf_file::Value::Array(v)) => v.iter().map(|t| t.to_i32()).collect(),
+        _ => Ok(vec![1; n]),
+    }
+}
+
+/// SentencePiece BPE as llama.cpp runs a `llama` vocabulary: spaces become U+2581 (with
+/// one prepended when `tokenizer.ggml.add_space_prefix` is true, the default), then the
+/// adjacent pair whose concatenation is the vocabulary piece of highest score is merged,
+/// repeatedly; what no piece covers falls back to its UTF-8 bytes (`<0xXX>` tokens).
+/// Expressed for the `tokenizers` crate as BPE merges ranked by the merged piece's score
+/// (ties: lower id first), which makes the same choices; control tokens (type 3) are
+/// special and user-defined ones (type 4: Gemma's runs of newlines and spaces) matched
+/// whole, both before BPE.
+fn sentencepiece_tokenizer(c: &gguf_file::Content) -> Result<Tokenizer> {
+    use tokenizers::decoders::byte_fallback::ByteFallback;
+    use tokenizers::decoders::fuse::Fuse;
+    use tokenizers::decoders::sequence::Sequence as DecoderSequence;
+    use tokenizers::decoders::strip::Strip;
+    use tokenizers::normalizers::{Prepend, Replace};
+    let tokens = md_strings(c, "tokenizer.ggml.tokens")?;
+    let scores: Vec<f32> = match c.metadata.get("tokenizer.ggml.scores") {
+        Some(gguf_file::Value::Array(v)) => v.iter().map(|s| s.to_f32()).collect::<Result<_>>()?,
+        _ => bail!("candle-repro tokenizer: a SentencePiece vocabulary without scores"),
+    };
+    let types = token_types(c, tokens.len())?;
+    if scores.len() != tokens.len() || types.len() != tokens.len() {
+        bail!("candle-repro tokenizer: tokens, scores and types differ in length")
+    }
+    let vocab: ahash::AHashMap<String, u32> = tokens
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.clone(), i as u32))
+        .collect();
+    // Every split of a normal piece into two pieces is a merge, ranked by the piece's score.
+    let mut ranked: Vec<(f32, u32, String, String)> = Vec::new();
+    for (id, piece) in tokens.iter().enumerate() {
+        if types[id] != 1 {
+            continue;
+        }
+        for (at, _) in piece.char_indices().skip(1) {
+            let (l, r) = piece.split_at(at);
+            if vocab.contains_key(l) && vocab.contains_key(r) {
+                ranked.push((scores[id], id as u32, l.to_string(), r.to_string()));
+            }
+        }
+    }
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let merges: Vec<(String, String)> = ranked.into_iter().map(|(_, _, l, r)| (l, r)).collect();
+    let unk = c
+        .metadata
+        .get("tokenizer.ggml.unknown_token_id")
+        .and_then(|v| v.to_u32().ok())
+        .and_then(|i| tokens.get(i as usize).cloned());
+    let mut builder = BPE::builder()
+        .vocab_and_merges(vocab, merges)
+        .byte_fallback(true)
+        .fuse_unk(true);
+    if let Some(u) = unk {
+        builder = builder.unk_token(u);
+    }
+    let mut tok = Tokenizer::new(builder.build().map_err(err)?);
+    let space_prefix = c
+        .metadata
+        .get("tokenizer.ggml.add_space_prefix")
+        .and_then(|v| v.to_bool().ok())
+        .unwrap_or(true);
+    let replace = Replace::new(" ", "\u{2581}").map_err(err)?;
+    let mut decoders = vec![
+        tokenizers::decoders::DecoderWrapper::Replace(
+            tokenizers::normalizers::Replace::new("\u{2581}", " ").map_err(err)?,
+        ),
+        ByteFallback::default().into(),
+        Fuse::default().into(),
+    ];
+    if space_prefix {
+        tok.with_normalizer(Some(tokenizers::normalizers::Sequence::new(vec![
+            Prepend::new("\u{2581}".into()).into(),
+            replace.into(),
+        ])))
+        .map_err(err)?;
+        decoders.push(Strip::new(' ', 1, 0).into());
+    } else {
+        tok.with_normalizer(Some(replace)).map_err(err)?;
+    }
+    tok.with_decoder(Some(DecoderSequence::new(decoders)));
+    let added = |ty: i32, special: bool| -> Vec<AddedToken> {
+        types
+            .iter()
+            .zip(&tokens)
+            .filter(|(t, _)| **t == ty)
+            .map(|(_, s)| AddedToken::from(s.clone(), special).normalized(false))
+            .collect()
+    };
+    tok.add_special_tokens(added(3, true)).map_err(err)?;
+    tok.add_tokens(added(4, false)).map_err(err)?;
+    Ok(tok)
+}
+
+/// GPT-2 byte-level BPE.
+fn gpt2_tokenizer(c: &gguf_file::Content) -> Result<Tokenizer> {
     let tokens = md_strings(c, "tokenizer.ggml.tokens")?;
     let merges: Vec<(String, String)> = md_strings(c, "tokenizer.ggml.merges")?
         .into_iter()
