@@ -27,6 +27,9 @@ fn ops() -> Vec<(&'static str, TensorFn, TensorFn)> {
         ("sigmoid", candle_repro::sigmoid, candle_nn::ops::sigmoid),
         ("silu", candle_repro::silu, |x| x.silu()),
         ("softplus", candle_repro::softplus, stock_softplus),
+        ("gelu", candle_repro::gelu, |x| x.gelu()),
+        ("gelu_erf", candle_repro::gelu_erf, |x| x.gelu_erf()),
+        ("erf", candle_repro::erf, |x| x.erf()),
     ]
 }
 
@@ -59,7 +62,7 @@ fn slices(c: &mut Criterion) {
     g.sample_size(20);
     g.throughput(Throughput::Elements(n as u64));
     type SliceKernel = fn(&[f32], &mut [f32]);
-    let kernels: [(&str, SliceKernel, &Vec<f32>); 10] = [
+    let kernels: [(&str, SliceKernel, &Vec<f32>); 13] = [
         ("exp", math::exp_slice, &x),
         ("expm1", math::expm1_slice, &x),
         ("log", math::log_slice, &x_pos),
@@ -70,6 +73,9 @@ fn slices(c: &mut Criterion) {
         ("sigmoid", math::sigmoid_slice, &x),
         ("silu", math::silu_slice, &x),
         ("softplus", math::softplus_slice, &x),
+        ("gelu", math::gelu_slice, &x),
+        ("gelu_erf", math::gelu_erf_slice, &x),
+        ("erf", math::erf_slice, &x),
     ];
     for (name, kernel, arg) in kernels {
         g.bench_function(format!("{name}/candle_repro"), |b| {
@@ -97,6 +103,16 @@ fn slices(c: &mut Criterion) {
     stock!("sigmoid", &x, |v| 1.0 / (1.0 + (-v).exp()));
     stock!("silu", &x, |v| v / (1.0 + (-v).exp()));
     stock!("softplus", &x, |v| (v.exp() + 1.0).ln());
+    // candle's CPU element functions for gelu (tanh form), gelu_erf and erf.
+    stock!("gelu", &x, |v| 0.5
+        * v
+        * (1.0 + (0.797_884_6 * v * (1.0 + 0.044715 * v * v)).tanh()));
+    stock!("gelu_erf", &x, |v| (candle_core::cpu::erf::erf_f32(
+        v * std::f32::consts::FRAC_1_SQRT_2
+    ) + 1.0)
+        * 0.5
+        * v);
+    stock!("erf", &x, |v| candle_core::cpu::erf::erf_f32(v));
     g.finish();
 }
 

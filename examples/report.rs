@@ -86,6 +86,9 @@ fn oracle_func(f: UnaryFn) -> Func {
         UnaryFn::Sigmoid => Func::Sigmoid,
         UnaryFn::Silu => Func::Silu,
         UnaryFn::Softplus => Func::Softplus,
+        UnaryFn::Erf => Func::Erf,
+        UnaryFn::Gelu => Func::Gelu,
+        UnaryFn::GeluErf => Func::GeluErf,
     }
 }
 
@@ -102,6 +105,9 @@ fn stock(f: UnaryFn, x: &Tensor) -> Tensor {
         UnaryFn::Sigmoid => candle_nn::ops::sigmoid(x),
         UnaryFn::Silu => x.silu(),
         UnaryFn::Softplus => (x.exp().unwrap() + 1.0).unwrap().log(),
+        UnaryFn::Erf => x.erf(),
+        UnaryFn::Gelu => x.gelu(),
+        UnaryFn::GeluErf => x.gelu_erf(),
     }
     .unwrap()
 }

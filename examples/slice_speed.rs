@@ -56,4 +56,18 @@ fn main() {
     row!("silu", math::silu_slice, x, |v| v / (1.0 + (-v).exp()));
     row!("softplus", math::softplus_slice, x, |v| (v.exp() + 1.0)
         .ln());
+    // What candle's CPU ops run per element for gelu (tanh form), gelu_erf and erf (candle's
+    // own erf).
+    row!("gelu", math::gelu_slice, x, |v| 0.5
+        * v
+        * (1.0 + (0.797_884_6 * v * (1.0 + 0.044715 * v * v)).tanh()));
+    row!(
+        "gelu_erf",
+        math::gelu_erf_slice,
+        x,
+        |v| (candle_core::cpu::erf::erf_f32(v * std::f32::consts::FRAC_1_SQRT_2) + 1.0) * 0.5 * v
+    );
+    row!("erf", math::erf_slice, x, |v| {
+        candle_core::cpu::erf::erf_f32(v)
+    });
 }

@@ -4,6 +4,7 @@
 //! ```text
 //! cargo run --release --example verify_math -- <function|all> [--format f32|bf16|f16]
 //!                                                 [--range START:END (f32 bit patterns, hex)]
+//!                                                 [--closest K]
 //! ```
 //!
 //! prints `checked N, misrounded M, max error E ulp` per function. The f32 results are those
@@ -16,6 +17,17 @@
 //! result (the margin is 2^10 times the documented error). Otherwise (about one input in
 //! 2^15, plus special inputs and NaN results) MPFR decides. 16-bit formats use MPFR for
 //! every input. The max error is |ours - r| in units of ulp(ours), from the f64 value r.
+//!
+//! `--closest K` (f32) also prints the K inputs whose r lies nearest a rounding boundary (a
+//! midpoint between two f32), in ulps of the result, normal results only: the candidates
+//! for the hard-case lists of the tests (`tests/common/hard_cases.rs`). r's own error (about
+//! 2^-50 relative, 2^-26 ulp) limits what these distances resolve.
+//!
+//! The f64 references of erf and gelu_erf are glibc's `erf` and `erfc`; gelu's is
+//! x / (1 + e^-w) in f64. Where the argument's roundings are amplified (gelu_erf's and
+//! gelu's for negative x) they stay within 2^-43 relative wherever the result is at least
+//! 2^-151 (the comments at `reference_f64`), still 2^3 below the margin; smaller results
+//! round to zero with every value within the margin.
 
 use candle_repro::math;
 use mpfr_oracle::{Func, cr_bf16, cr_f16, cr_f32};
@@ -34,6 +46,9 @@ fn ours_f32(f: Func) -> fn(f32) -> f32 {
         Func::Sigmoid => math::sigmoid,
         Func::Silu => math::silu,
         Func::Softplus => math::softplus,
+        Func::Erf => math::erf,
+        Func::Gelu => math::gelu,
+        Func::GeluErf => math::gelu_erf,
     }
 }
 
@@ -50,6 +65,9 @@ fn ours_slice(f: Func) -> fn(&[f32], &mut [f32]) {
         Func::Sigmoid => math::sigmoid_slice,
         Func::Silu => math::silu_slice,
         Func::Softplus => math::softplus_slice,
+        Func::Erf => math::erf_slice,
+        Func::Gelu => math::gelu_slice,
+        Func::GeluErf => math::gelu_erf_slice,
     }
 }
 
@@ -72,7 +90,32 @@ fn reference_f64(f: Func, x: f64) -> f64 {
                 x.exp().ln_1p()
             }
         }
+        // glibc's erf and erfc (documented errors of a few ulps of f64).
+        Func::Erf => unsafe { erf(x) },
+        // x sigma(w), w = x (A + B x^2): w carries about 7 roundings (7 2^-53 relative),
+        // which move e^-|w| by at most |w| 7 2^-53 < 2^-43.4 while the result is at least
+        // 2^-151 (x >= -10.8, |w| <= 107).
+        Func::Gelu => {
+            let a = (8.0 / std::f64::consts::PI).sqrt();
+            let w = x * (a + 0.044715 * a * (x * x));
+            if w >= 0.0 {
+                x / (1.0 + (-w).exp())
+            } else {
+                let e = w.exp();
+                x * e / (1.0 + e)
+            }
+        }
+        // x erfc(-x/sqrt 2)/2: the argument's two roundings move erfc(t) by at most about
+        // 2 t^2 2^-52 relative, below 2^-44.3 for t <= 10.2 (x >= -14.4, where the result
+        // is at least 2^-151).
+        Func::GeluErf => x * unsafe { erfc(-x * std::f64::consts::FRAC_1_SQRT_2) } * 0.5,
     }
+}
+
+// The C library's erf and erfc (Rust's std has none; glibc's libm is linked with std).
+unsafe extern "C" {
+    fn erf(x: f64) -> f64;
+    fn erfc(x: f64) -> f64;
 }
 
 const MARGIN: f64 = 1.0 / (1u64 << 40) as f64; // 2^-40
@@ -112,22 +155,35 @@ fn ulp_f32(y: f32) -> f64 {
     (next as f64) - (a as f64)
 }
 
-fn check_f32(f: Func, start: u64, end: u64) {
+/// Distance of r from the nearest midpoint between f32 neighbours around y = r rounded,
+/// in ulps of y (0.5 when r is an f32).
+fn midpoint_distance(y: f32, r: f64) -> f64 {
+    let u = ulp_f32(y);
+    (((r - y as f64).abs()) - 0.5 * u).abs() / u
+}
+
+/// Keeps the `k` smallest (distance, input bits) pairs.
+fn keep_closest(v: &mut Vec<(f64, u64)>, k: usize) {
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    v.truncate(k);
+}
+
+fn check_f32(f: Func, start: u64, end: u64, closest: usize) {
     let ours = ours_f32(f);
     let ours_slice = ours_slice(f);
     let mpfr_calls = AtomicU64::new(0);
     // Inputs where the slice kernel and the scalar function disagree (must be 0).
     let slice_diffs = AtomicU64::new(0);
     let t0 = std::time::Instant::now();
-    // (misrounded, max error in ulp as bits of an f64, first misrounded input)
+    // (misrounded, max error in ulp, first misrounded input, the closest to a boundary)
     const BLOCK: u64 = 1 << 16;
     let blocks = (end - start).div_ceil(BLOCK);
-    let (bad, max_err, first) = (0..blocks)
+    let (bad, max_err, first, near) = (0..blocks)
         .into_par_iter()
         .map(|blk| {
             let lo = start + blk * BLOCK;
             let hi = (lo + BLOCK).min(end);
-            let mut acc = (0u64, 0f64, u64::MAX);
+            let mut acc = (0u64, 0f64, u64::MAX, Vec::new());
             let xs: Vec<f32> = (lo..hi).map(|b| f32::from_bits(b as u32)).collect();
             let mut ys = vec![0f32; xs.len()];
             ours_slice(&xs, &mut ys);
@@ -143,12 +199,25 @@ fn check_f32(f: Func, start: u64, end: u64) {
                 if y.is_finite() && r.is_finite() && !(y == 0.0 && r.abs() < 1e-270) {
                     acc.1 = acc.1.max(((y as f64) - r).abs() / ulp_f32(y));
                 }
+                // Normal results; at f32::MAX the distance is not finite (no f32 above).
+                let d = midpoint_distance(y, r);
+                if closest > 0 && y.abs() >= f32::MIN_POSITIVE && d.is_finite() {
+                    acc.3.push((d, b));
+                    if acc.3.len() >= 4 * closest {
+                        keep_closest(&mut acc.3, closest);
+                    }
+                }
             }
+            keep_closest(&mut acc.3, closest);
             acc
         })
         .reduce(
-            || (0, 0.0f64, u64::MAX),
-            |a, b| (a.0 + b.0, a.1.max(b.1), a.2.min(b.2)),
+            || (0, 0.0f64, u64::MAX, Vec::new()),
+            |a, mut b| {
+                b.3.extend(a.3);
+                keep_closest(&mut b.3, closest);
+                (a.0 + b.0, a.1.max(b.1), a.2.min(b.2), b.3)
+            },
         );
     let n = end - start;
     print!(
@@ -169,6 +238,14 @@ fn check_f32(f: Func, start: u64, end: u64) {
         mpfr_calls.load(Ordering::Relaxed),
         t0.elapsed().as_secs_f64()
     );
+    for (d, b) in near {
+        let x = f32::from_bits(b as u32);
+        println!(
+            "  nearest a boundary: x = {x:e} = {b:#010x}: {:.3e} ulp (2^{:.1}) from a midpoint",
+            d,
+            d.log2()
+        );
+    }
 }
 
 fn check_16(f: Func, bf: bool) {
@@ -177,14 +254,16 @@ fn check_16(f: Func, bf: bool) {
             ($($v:ident => $n:ident),*) => { match f { $(Func::$v => math::$n::<half::bf16>(x).to_bits(),)* } };
         }
         m!(Exp => exp_in, Expm1 => expm1_in, Log => log_in, Log1p => log1p_in, Sin => sin_in,
-           Cos => cos_in, Tanh => tanh_in, Sigmoid => sigmoid_in, Silu => silu_in, Softplus => softplus_in)
+           Cos => cos_in, Tanh => tanh_in, Sigmoid => sigmoid_in, Silu => silu_in, Softplus => softplus_in,
+           Erf => erf_in, Gelu => gelu_in, GeluErf => gelu_erf_in)
     };
     let ours_f16 = |x: half::f16| -> u16 {
         macro_rules! m {
             ($($v:ident => $n:ident),*) => { match f { $(Func::$v => math::$n::<half::f16>(x).to_bits(),)* } };
         }
         m!(Exp => exp_in, Expm1 => expm1_in, Log => log_in, Log1p => log1p_in, Sin => sin_in,
-           Cos => cos_in, Tanh => tanh_in, Sigmoid => sigmoid_in, Silu => silu_in, Softplus => softplus_in)
+           Cos => cos_in, Tanh => tanh_in, Sigmoid => sigmoid_in, Silu => silu_in, Softplus => softplus_in,
+           Erf => erf_in, Gelu => gelu_in, GeluErf => gelu_erf_in)
     };
     let bad: Vec<u16> = (0..=u16::MAX)
         .into_par_iter()
@@ -211,17 +290,20 @@ fn check_16(f: Func, bf: bool) {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: verify_math <function|all> [--format f32|bf16|f16] [--range START:END]";
+    let usage = "usage: verify_math <function|all> [--format f32|bf16|f16] [--range START:END] \
+                 [--closest K]";
     let Some(name) = args.first() else {
         eprintln!("{usage}");
         std::process::exit(2)
     };
     let mut format = "f32".to_string();
     let (mut start, mut end) = (0u64, 1u64 << 32);
+    let mut closest = 0usize;
     let mut i = 1;
     while i < args.len() {
         match args[i].as_str() {
             "--format" => format = args.get(i + 1).cloned().unwrap_or_default(),
+            "--closest" => closest = args.get(i + 1).and_then(|k| k.parse().ok()).expect(usage),
             "--range" => {
                 let r = args.get(i + 1).cloned().unwrap_or_default();
                 let (a, b) = r.split_once(':').expect(usage);
@@ -249,7 +331,7 @@ fn main() {
     };
     for f in funcs {
         match format.as_str() {
-            "f32" => check_f32(f, start, end),
+            "f32" => check_f32(f, start, end, closest),
             "bf16" => check_16(f, true),
             "f16" => check_16(f, false),
             _ => {

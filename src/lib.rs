@@ -32,7 +32,8 @@ pub mod softmax;
 
 pub use arith::add;
 pub use elementwise::{
-    UnaryFn, cos, exp, expm1, log, log1p, sigmoid, silu, sin, softplus, softplus_with, tanh, unary,
+    UnaryFn, cos, erf, exp, expm1, gelu, gelu_erf, log, log1p, sigmoid, silu, sin, softplus,
+    softplus_with, tanh, unary,
 };
 pub use math::f8::Overflow;
 pub use matmul::{broadcast_matmul, matmul, matmul_bias, matmul_to};

@@ -155,6 +155,30 @@ const GOLDEN: &[(&str, [Option<u64>; 3])] = &[
             Some(0xD8C72CCBACCB42E1),
         ],
     ),
+    (
+        "erf",
+        [
+            Some(0xB79ABE9D03D5CEEB),
+            Some(0x2812636CDDF3EB31),
+            Some(0x0EE4D027789786B8),
+        ],
+    ),
+    (
+        "gelu",
+        [
+            Some(0x5123119B359A1A0B),
+            Some(0x0003A5357E56E602),
+            Some(0x83AC6363F2F767B1),
+        ],
+    ),
+    (
+        "gelu_erf",
+        [
+            Some(0x219CD91E2F76F996),
+            Some(0xEA4964747185DE17),
+            Some(0xC1D8C547218E7039),
+        ],
+    ),
 ];
 
 fn golden(f: UnaryFn, dtype: DType) -> Option<u64> {

@@ -58,6 +58,9 @@ fn rust_fn(func: Func) -> RustFn {
         Func::Sigmoid => f!(sigmoid),
         Func::Silu => f!(silu),
         Func::Softplus => f!(softplus),
+        Func::Erf => f!(erf),
+        Func::Gelu => f!(gelu),
+        Func::GeluErf => f!(gelu_erf),
     }
 }
 
@@ -290,6 +293,9 @@ crosscheck! {
     sigmoid => Func::Sigmoid,
     silu => Func::Silu,
     softplus => Func::Softplus,
+    erf => Func::Erf,
+    gelu => Func::Gelu,
+    gelu_erf => Func::GeluErf,
 }
 
 #[test]

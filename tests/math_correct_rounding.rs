@@ -32,6 +32,9 @@ fn fun(func: Func) -> Fun {
         Func::Sigmoid => f!(sigmoid),
         Func::Silu => f!(silu),
         Func::Softplus => f!(softplus),
+        Func::Erf => f!(erf),
+        Func::Gelu => f!(gelu),
+        Func::GeluErf => f!(gelu_erf),
     }
 }
 
@@ -150,4 +153,7 @@ cr_tests! {
     sigmoid => Func::Sigmoid,
     silu => Func::Silu,
     softplus => Func::Softplus,
+    erf => Func::Erf,
+    gelu => Func::Gelu,
+    gelu_erf => Func::GeluErf,
 }

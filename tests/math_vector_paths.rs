@@ -30,6 +30,13 @@ macro_rules! table {
                 math::softplus_in::<$t>,
                 math::softplus_slice_with::<$t>,
             ),
+            ("erf", math::erf_in::<$t>, math::erf_slice_with::<$t>),
+            ("gelu", math::gelu_in::<$t>, math::gelu_slice_with::<$t>),
+            (
+                "gelu_erf",
+                math::gelu_erf_in::<$t>,
+                math::gelu_erf_slice_with::<$t>,
+            ),
         ];
         v
     }};

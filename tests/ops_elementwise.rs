@@ -21,6 +21,9 @@ fn scalar_f32(f: UnaryFn) -> fn(f32) -> f32 {
         UnaryFn::Sigmoid => math::sigmoid,
         UnaryFn::Silu => math::silu,
         UnaryFn::Softplus => math::softplus,
+        UnaryFn::Erf => math::erf,
+        UnaryFn::Gelu => math::gelu,
+        UnaryFn::GeluErf => math::gelu_erf,
     }
 }
 
@@ -36,6 +39,9 @@ fn scalar_as<T: math::Format>(f: UnaryFn, x: T) -> T {
         UnaryFn::Sigmoid => math::sigmoid_in(x),
         UnaryFn::Silu => math::silu_in(x),
         UnaryFn::Softplus => math::softplus_in(x),
+        UnaryFn::Erf => math::erf_in(x),
+        UnaryFn::Gelu => math::gelu_in(x),
+        UnaryFn::GeluErf => math::gelu_erf_in(x),
     }
 }
 
@@ -169,6 +175,17 @@ fn special_values_follow_annex_f() {
         (UnaryFn::Silu, inf, inf.to_bits()),
         (UnaryFn::Softplus, -inf, 0),
         (UnaryFn::Softplus, inf, inf.to_bits()),
+        (UnaryFn::Erf, inf, 1f32.to_bits()),
+        (UnaryFn::Erf, -inf, (-1f32).to_bits()),
+        (UnaryFn::Erf, -0.0, 0x8000_0000),
+        (UnaryFn::Gelu, inf, inf.to_bits()),
+        (UnaryFn::Gelu, -inf, 0x8000_0000),
+        (UnaryFn::Gelu, -0.0, 0x8000_0000),
+        (UnaryFn::Gelu, -1e30, 0x8000_0000),
+        (UnaryFn::GeluErf, inf, inf.to_bits()),
+        (UnaryFn::GeluErf, -inf, 0x8000_0000),
+        (UnaryFn::GeluErf, -0.0, 0x8000_0000),
+        (UnaryFn::GeluErf, -1e30, 0x8000_0000),
     ];
     for &(f, x, want) in cases {
         assert_eq!(scalar_f32(f)(x).to_bits(), want, "{f:?}({x})");
@@ -179,6 +196,14 @@ fn special_values_follow_annex_f() {
     assert_eq!(math::tanh(-tiny).to_bits(), 0x8000_0001);
     assert_eq!(math::expm1(tiny).to_bits(), 1);
     assert_eq!(math::log1p(tiny).to_bits(), 1);
+    // erf(x) ~ 1.128 x; gelu and gelu_erf of +-2^-149: x/2 is a rounding midpoint, and the
+    // exact x^2 term (positive) decides: up for x > 0, towards -0 for x < 0.
+    assert_eq!(math::erf(tiny).to_bits(), 1);
+    assert_eq!(math::erf(-tiny).to_bits(), 0x8000_0001);
+    assert_eq!(math::gelu(tiny).to_bits(), 1);
+    assert_eq!(math::gelu(-tiny).to_bits(), 0x8000_0000);
+    assert_eq!(math::gelu_erf(tiny).to_bits(), 1);
+    assert_eq!(math::gelu_erf(-tiny).to_bits(), 0x8000_0000);
     for f in UnaryFn::ALL {
         assert_eq!(
             scalar_f32(f)(nan_payload).to_bits(),

@@ -6,8 +6,8 @@
 // plain host C++: tests/cuda_host_crosscheck.rs compares it bit for bit with the Rust code.
 //
 // Entry point: repro::eval<Function, Format>(float x) -> Format::T, with Function one of
-// Exp, Expm1, Log, Log1p, Sin, Cos, Tanh, Sigmoid, Silu, Softplus and Format one of F32,
-// BF16, F16 (16-bit formats as their bits).
+// Exp, Expm1, Log, Log1p, Sin, Cos, Tanh, Sigmoid, Silu, Softplus, Erf, Gelu, GeluErf and
+// Format one of F32, BF16, F16 (16-bit formats as their bits).
 #pragma once
 
 #include "math/common.cuh"
@@ -21,6 +21,8 @@
 #include "math/tanh.cuh"
 #include "math/sigmoid.cuh"
 #include "math/softplus.cuh"
+#include "math/erf.cuh"
+#include "math/gelu.cuh"
 
 // X-macro over every function: X(kernel name, struct).
 #define REPRO_FOR_EACH_UNARY(X) \
@@ -33,4 +35,7 @@
     X(tanh, Tanh)               \
     X(sigmoid, Sigmoid)         \
     X(silu, Silu)               \
-    X(softplus, Softplus)
+    X(softplus, Softplus)       \
+    X(erf, Erf)                 \
+    X(gelu, Gelu)               \
+    X(gelu_erf, GeluErf)

@@ -1,5 +1,6 @@
 //! Correctly rounded elementwise ops: drop-in replacements for `Tensor::exp`, `log`, `sin`,
-//! `cos`, `tanh`, `candle_nn::ops::sigmoid`, `silu` and the softplus that models write as
+//! `cos`, `tanh`, `erf`, `gelu` (the tanh approximation), `gelu_erf`,
+//! `candle_nn::ops::sigmoid`, `silu` and the softplus that models write as
 //! `(x.exp() + 1).log()`, and `expm1`, `log1p`. The functions are listed once, in
 //! `src/math/functions.rs`, which generates [`UnaryFn`] and the ops below.
 //!

@@ -29,6 +29,9 @@ macro_rules! unary_functions {
             sigmoid Sigmoid in sigmoid: "Logistic sigmoid 1 / (1 + e^-x)", 1.0 => 0x3F3B_26A8;
             silu Silu in sigmoid: "SiLU x / (1 + e^-x)", 2.0 => 0x3FE1_7BEB;
             softplus Softplus in softplus: "Softplus ln(1 + e^x)", 1.0 => 0x3FA8_18F5;
+            erf Erf in erf: "Error function erf(x)", 0.5 => 0x3F05_3F7B;
+            gelu Gelu in gelu: "GELU, tanh approximation x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))", 1.0 => 0x3F57_585C;
+            gelu_erf GeluErf in erf: "GELU x/2 (1 + erf(x / sqrt 2))", 1.0 => 0x3F57_625F;
         }
     };
 }

@@ -11,8 +11,9 @@
 //!
 //! Each family lives in its own file whose header gives the algorithm and its error bound:
 //! [`exp`](mod@exp) (exp, expm1), [`log`](mod@log) (log, log1p), [`trig`] (sin, cos,
-//! sincos), [`tanh`](mod@tanh), [`sigmoid`](mod@sigmoid) (sigmoid, silu) and
-//! [`softplus`](mod@softplus). NaN outputs are the canonical quiet NaN of the format.
+//! sincos), [`tanh`](mod@tanh), [`sigmoid`](mod@sigmoid) (sigmoid, silu),
+//! [`softplus`](mod@softplus), [`erf`](mod@erf) (erf, gelu_erf) and [`gelu`](mod@gelu)
+//! (the tanh-approximation GELU). NaN outputs are the canonical quiet NaN of the format.
 //!
 //! ```
 //! use candle_repro::math;
@@ -31,6 +32,7 @@
 
 pub(crate) mod bigint;
 pub(crate) mod dd;
+pub mod erf;
 pub mod exact_dot;
 pub(crate) mod exact_round;
 pub(crate) mod exact_sum;
@@ -39,6 +41,7 @@ pub mod f8;
 /// The list of the correctly rounded unary functions (`unary_functions!`), shared by the
 /// math entry points, the ops, the host check of the CUDA math and the test oracle.
 pub(crate) mod functions;
+pub mod gelu;
 pub mod log;
 pub(crate) mod madd;
 pub(crate) mod recip;

@@ -154,7 +154,7 @@ pub(crate) fn map_uninit<U: CrUnary, F: Format>(xs: &[F], out: &mut [MaybeUninit
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::math::{exp, log, sigmoid, softplus, tanh, trig};
+    use crate::math::{erf, exp, gelu, log, sigmoid, softplus, tanh, trig};
 
     /// Where `fast_result_normal` says so, both flavours of `fast` return 0 or at least
     /// f32's smallest normal: on a stride through every f32, plus the inputs given (the
@@ -199,5 +199,8 @@ mod tests {
         check_normal_hint::<tanh::Tanh>("tanh", none());
         check_normal_hint::<trig::Sin>("sin", none());
         check_normal_hint::<trig::Cos>("cos", none());
+        check_normal_hint::<erf::Erf>("erf", none());
+        check_normal_hint::<gelu::Gelu>("gelu", none());
+        check_normal_hint::<erf::GeluErf>("gelu_erf", none());
     }
 }

@@ -116,6 +116,41 @@ fn candle_repro_hard_cases(func: Func) -> Vec<f32> {
             0x4168e5bf, 0x4168e5c0, 0x421fffff, 0x42200000, 0xc3480000, 0xc3480001, 0xc42f0000,
             0xc42f0001,
         ],
+        // erf: nearest to a rounding boundary (hybrid exhaustive check, 0..2^-26 ulp; the
+        // tiny ones are 2/sqrt(pi) x for x = c 2^k), the interval edges of the fast table
+        // near 0 (1/16) and the switch from the series to the Taylor expansion of M (1),
+        // saturation to 1 (3.9192059) and the clamp / accurate saturation (6); tiny x.
+        Func::Erf => &[
+            0x3940EAD6, 0xB940EAD6, 0x39C0057D, 0xB9C0057D, 0x36AEA466, 0xB6AEA466, 0x358E9D2D,
+            0xB58E9D2D, 0xB22A320C, 0xB1AA320C, 0xB12A320C, 0xB0AA320C,
+            0x3D800000, 0x3D7FFFFF, 0xBD800000, 0x3F800000, 0x3F7FFFFF, 0xBF800000, 0x407AD444,
+            0x407AD445, 0xC07AD445, 0x40C00000, 0x40BFFFFF, 0xC0C00000, 0x00000003, 0x80000003,
+            0x33800000, 0x2F800000,
+        ],
+        // gelu: nearest to a rounding boundary (hybrid exhaustive check, 0..2^-26.7 ulp;
+        // 0x00FFFFFF: x/2 a midpoint just below the normals), subnormal x (x/2 a midpoint,
+        // A x^2/4 decides), the tanh / exp switches at +-1, gelu(x) = x from 4.9941 on,
+        // underflow to -0 (-10.7709), the fast domain's end and the accurate path's
+        // saturation (-12), the saturation at 8.
+        Func::Gelu => &[
+            0xB7B0A46F, 0x37B0A46F, 0x00FFFFFF, 0x38028E89, 0xB8028E89, 0x334AA765, 0xB34AA765,
+            0xC0773385, 0xBB9377A9, 0xB7F5C377, 0x3F414D8F,
+            0x00000001, 0x00000003, 0x80000001, 0x80000003, 0x007FFFFF, 0x807FFFFF, 0x3F800000,
+            0x3F7FFFFF, 0xBF800000, 0xBF7FFFFF, 0x409FCFF8, 0x409FCFF9, 0xC12C5579, 0xC12C557A,
+            0xC1400000, 0xC1400001, 0xC13FFFFF, 0x41000000, 0x40FFFFFF,
+        ],
+        // gelu_erf: nearest to a rounding boundary (hybrid exhaustive check, 0..2^-27 ulp;
+        // near 0 gelu_erf and gelu agree to x^2, so they share the tiny cases), subnormal
+        // x, the series / Taylor switches at +-1, gelu_erf(x) = x from 5.3475 on,
+        // underflow to -0 (-14.3560), the fast domain's end and the accurate path's
+        // saturation (-15), the saturation at 9.
+        Func::GeluErf => &[
+            0x37B0A46F, 0xB7B0A46F, 0x00FFFFFF, 0xC1092947, 0xB8CA1BE2, 0x38CA1BE2, 0xBE493CC6,
+            0xB8028E89, 0x3EADA244, 0x38028E89, 0xB34AA765,
+            0x00000001, 0x00000003, 0x80000001, 0x80000003, 0x007FFFFF, 0x807FFFFF, 0x3F800000,
+            0x3F7FFFFF, 0xBF800000, 0xBF7FFFFF, 0x40AB1ED8, 0x40AB1ED9, 0xC165B274, 0xC165B275,
+            0xC1700000, 0xC1700001, 0xC16FFFFF, 0x41100000, 0x410FFFFF,
+        ],
     };
     bits.iter().map(|&b| f32::from_bits(b)).collect()
 }

@@ -8,6 +8,7 @@ construction:
   static/const NAME: [u64; N] / [(u64, u64); N] / [f64; N] of from_bits
                                                  -> RM_DEFINE_TABLE(uint64_t, NAME, {...})
                                                     (pairs flattened: [i].0 -> [2i])
+  static/const NAME: [[u64; K]; N]               -> the same, rows flattened: [i][k] -> [K i + k]
 Usage: rust_consts_to_cuh.py src/math/exp.rs
 """
 import re
@@ -75,6 +76,19 @@ for m in re.finditer(
         f"RM_FN DD {name}() {{ return DD::make({scalar(hi)}, {scalar(lo)}); }}"
         f"  // 0x{hi:016X}, 0x{lo:016X}"
     )
+for m in re.finditer(
+    r"(?:pub(?:\(crate\))?\s+)?(?:static|const)\s+(\w+)\s*:\s*\[\s*\[\s*u64\s*;\s*(\d+)\s*\]\s*;\s*(\d+)\s*\]\s*=\s*\[(.*?)\]\s*;",
+    src_nocomments,
+    re.S,
+):
+    # A table of rows, [[u64; K]; N]: flattened, [i][k] -> [K i + k], one row per line.
+    name, k, n, body = m.group(1), int(m.group(2)), int(m.group(3)), m.group(4)
+    nums = [int(x.replace("_", ""), 16) for x in re.findall(r"0x[0-9A-Fa-f_]+", body)]
+    assert len(nums) == n * k, (name, len(nums), n, k)
+    rows = []
+    for i in range(0, len(nums), k):
+        rows.append("    " + ", ".join(f"0x{v:016X}ULL" for v in nums[i : i + k]) + ",")
+    out.append(f"RM_DEFINE_TABLE(uint64_t, {name}, {{\n" + "\n".join(rows) + "\n})")
 for m in re.finditer(
     r"(?:pub(?:\(crate\))?\s+)?(?:static|const)\s+(\w+)\s*:\s*\[\s*([^;\]]+?)\s*;\s*(\d+)\s*\]\s*=\s*\[(.*?)\]\s*;",
     src_nocomments,

@@ -5,15 +5,20 @@
 //! depends on, so it is present wherever a C toolchain is), declaring the few functions it
 //! needs; no development package or build of GMP/MPFR is required.
 //!
-//! * Functions MPFR has (exp, expm1, log, log1p, sin, cos, tanh) are evaluated by MPFR,
+//! * Functions MPFR has (exp, expm1, log, log1p, sin, cos, tanh, erf) are evaluated by MPFR,
 //!   correctly rounded to the target precision in the unbounded exponent range, then moved
 //!   into the format's range with `mpfr_check_range` and `mpfr_subnormalize` (MPFR's
 //!   documented way to emulate IEEE formats, which avoids double rounding).
-//! * Composites (sigmoid, silu, softplus) are bracketed with directed roundings at a
-//!   working precision that doubles until both ends round to the same value (Ziv's
-//!   strategy with rigorous interval bounds), so exact cases such as sigmoid(0) = 1/2 end too.
+//! * Composites (sigmoid, silu, softplus, gelu, gelu_erf) are bracketed with directed
+//!   roundings at a working precision that doubles until both ends round to the same value
+//!   (Ziv's strategy with rigorous interval bounds), so exact cases such as sigmoid(0) = 1/2
+//!   end too. gelu, the tanh approximation, is x / (1 + e^-w) with w = x (A + B x^2),
+//!   A = sqrt(8/pi), B = 0.044715 A (the same real function as x/2 (1 + tanh(sqrt(2/pi)
+//!   (x + 0.044715 x^3)))), with pi and 0.044715 = 44715/10^6 bounded in the needed
+//!   directions; gelu_erf is x erfc(-x/sqrt 2)/2.
 //!
-//! Special values follow the limits: sigmoid(-inf) = +0, silu(-inf) = -0, softplus(-inf) = +0.
+//! Special values follow the limits: sigmoid(-inf) = +0, silu(-inf) = -0, softplus(-inf) = +0,
+//! erf(±inf) = ±1, gelu(-inf) = gelu_erf(-inf) = -0.
 
 use half::{bf16, f16};
 /// Oracle of the norms (RMSNorm, LayerNorm).
@@ -49,6 +54,14 @@ unsafe extern "C" {
     fn mpfr_sin(r: *mut Mpfr, x: *const Mpfr, rnd: Rnd) -> c_int;
     fn mpfr_cos(r: *mut Mpfr, x: *const Mpfr, rnd: Rnd) -> c_int;
     fn mpfr_tanh(r: *mut Mpfr, x: *const Mpfr, rnd: Rnd) -> c_int;
+    fn mpfr_erf(r: *mut Mpfr, x: *const Mpfr, rnd: Rnd) -> c_int;
+    fn mpfr_erfc(r: *mut Mpfr, x: *const Mpfr, rnd: Rnd) -> c_int;
+    fn mpfr_const_pi(r: *mut Mpfr, rnd: Rnd) -> c_int;
+    fn mpfr_sqrt(r: *mut Mpfr, x: *const Mpfr, rnd: Rnd) -> c_int;
+    fn mpfr_sqrt_ui(r: *mut Mpfr, u: std::os::raw::c_ulong, rnd: Rnd) -> c_int;
+    fn mpfr_ui_div(r: *mut Mpfr, u: std::os::raw::c_ulong, x: *const Mpfr, rnd: Rnd) -> c_int;
+    fn mpfr_div_ui(r: *mut Mpfr, x: *const Mpfr, u: std::os::raw::c_ulong, rnd: Rnd) -> c_int;
+    fn mpfr_sub(r: *mut Mpfr, x: *const Mpfr, y: *const Mpfr, rnd: Rnd) -> c_int;
     fn mpfr_add_ui(r: *mut Mpfr, x: *const Mpfr, u: u64, rnd: Rnd) -> c_int;
     fn mpfr_add(r: *mut Mpfr, x: *const Mpfr, y: *const Mpfr, rnd: Rnd) -> c_int;
     fn mpfr_div(r: *mut Mpfr, x: *const Mpfr, y: *const Mpfr, rnd: Rnd) -> c_int;
@@ -176,11 +189,10 @@ fn fit_to_format(y: &mut Num, t: c_int, fmt: Format) -> f64 {
     }
 }
 
-/// Round the exact value of a function MPFR evaluates directly.
-fn direct(f: Func, x: f64, fmt: Format) -> f64 {
+/// f(x) by MPFR itself at `y`'s precision (to nearest); the ternary value.
+fn direct_into(f: Func, x: f64, y: &mut Num) -> c_int {
     let xn = Num::from_f64(x, 53);
-    let mut y = Num::new(fmt.precision);
-    let t = unsafe {
+    unsafe {
         let op = match f {
             Func::Exp => mpfr_exp,
             Func::Expm1 => mpfr_expm1,
@@ -189,11 +201,31 @@ fn direct(f: Func, x: f64, fmt: Format) -> f64 {
             Func::Sin => mpfr_sin,
             Func::Cos => mpfr_cos,
             Func::Tanh => mpfr_tanh,
+            Func::Erf => mpfr_erf,
             _ => unreachable!(),
         };
         op(y.p(), xn.c(), RNDN)
-    };
+    }
+}
+
+/// Round the exact value of a function MPFR evaluates directly.
+fn direct(f: Func, x: f64, fmt: Format) -> f64 {
+    let mut y = Num::new(fmt.precision);
+    let t = direct_into(f, x, &mut y);
     fit_to_format(&mut y, t, fmt)
+}
+
+/// Whether MPFR evaluates `f` itself (else it is a composite bracketed by bounds).
+fn is_direct(f: Func) -> bool {
+    !matches!(
+        f,
+        Func::Sigmoid | Func::Silu | Func::Softplus | Func::Gelu | Func::GeluErf
+    )
+}
+
+/// The opposite rounding direction.
+fn opposite(r: Rnd) -> Rnd {
+    if r == RNDU { RNDD } else { RNDU }
 }
 
 /// A lower (`up = false`) or upper bound of the composite at working precision `prec`.
@@ -244,6 +276,72 @@ fn composite_bound(f: Func, x: f64, prec: i64, up: bool) -> Num {
                     mpfr_neg(out.p(), out.c(), RNDN);
                 }
             }
+            Func::Gelu => {
+                // |gelu(x)| = |x| / (1 + e^-v) for x > 0 and |x| / (1 + e^v) for x < 0, with
+                // v = |w| = |x| (A + B x^2) >= 0. A bound on the magnitude in one direction
+                // needs the denominator the other way: e^-v (x > 0) or e^v (x < 0) the
+                // other way, so v the same way for x > 0 and the other way for x < 0.
+                let neg = x < 0.0;
+                let (mag_same, mag_opp) = if neg {
+                    (r_opp, r_same)
+                } else {
+                    (r_same, r_opp)
+                };
+                let v_dir = if neg { mag_opp } else { mag_same };
+                let ax = Num::from_f64(x.abs(), 53);
+                // A = sqrt(8 / pi) in v_dir: pi the other way.
+                let mut a = Num::new(prec);
+                mpfr_const_pi(a.p(), opposite(v_dir));
+                mpfr_ui_div(a.p(), 8, a.c(), v_dir);
+                mpfr_sqrt(a.p(), a.c(), v_dir);
+                // B = A * 44715 / 10^6, then v = |x| (A + B x^2), all terms positive.
+                let mut v = Num::from_f64(44715.0, 53);
+                let mut b = Num::new(prec);
+                mpfr_div_ui(b.p(), v.c(), 1_000_000, v_dir);
+                mpfr_mul(b.p(), b.c(), a.c(), v_dir);
+                v = Num::new(prec);
+                mpfr_mul(v.p(), ax.c(), ax.c(), v_dir);
+                mpfr_mul(v.p(), v.c(), b.c(), v_dir);
+                mpfr_add(v.p(), v.c(), a.c(), v_dir);
+                mpfr_mul(v.p(), v.c(), ax.c(), v_dir);
+                if !neg {
+                    mpfr_neg(v.p(), v.c(), RNDN);
+                }
+                let mut den = Num::new(prec);
+                mpfr_exp(den.p(), v.c(), mag_opp);
+                mpfr_add_ui(den.p(), den.c(), 1, mag_opp);
+                mpfr_div(out.p(), ax.c(), den.c(), mag_same);
+                if neg {
+                    mpfr_neg(out.p(), out.c(), RNDN);
+                }
+            }
+            Func::GeluErf => {
+                // |gelu_erf(x)| = |x| erfc(-x / sqrt 2) / 2, erfc decreasing: its argument
+                // the other way, so t = |x| / sqrt 2 the same way for x > 0 (argument -t)
+                // and the other way for x < 0 (argument t); sqrt 2 opposite to t.
+                let neg = x < 0.0;
+                let (mag_same, mag_opp) = if neg {
+                    (r_opp, r_same)
+                } else {
+                    (r_same, r_opp)
+                };
+                let t_dir = if neg { mag_opp } else { mag_same };
+                let ax = Num::from_f64(x.abs(), 53);
+                let mut s2 = Num::new(prec);
+                mpfr_sqrt_ui(s2.p(), 2, opposite(t_dir));
+                let mut t = Num::new(prec);
+                mpfr_div(t.p(), ax.c(), s2.c(), t_dir);
+                if !neg {
+                    mpfr_neg(t.p(), t.c(), RNDN);
+                }
+                let mut e = Num::new(prec);
+                mpfr_erfc(e.p(), t.c(), mag_same);
+                mpfr_mul(out.p(), e.c(), ax.c(), mag_same);
+                mpfr_div_ui(out.p(), out.c(), 2, mag_same); // exact
+                if neg {
+                    mpfr_neg(out.p(), out.c(), RNDN);
+                }
+            }
             _ => unreachable!(),
         }
     }
@@ -274,8 +372,8 @@ fn special(f: Func, x: f64) -> Option<f64> {
     if x.is_nan() {
         return Some(f64::NAN);
     }
-    if f == Func::Silu && x == 0.0 {
-        return Some(x); // silu(±0) = ±0 / 2 keeps the sign of zero
+    if matches!(f, Func::Silu | Func::Gelu | Func::GeluErf) && x == 0.0 {
+        return Some(x); // x times a positive function keeps the sign of zero
     }
     if x.is_infinite() {
         let pos = x > 0.0;
@@ -316,11 +414,18 @@ fn special(f: Func, x: f64) -> Option<f64> {
                     0.0
                 }
             }
-            Func::Silu => {
+            Func::Silu | Func::Gelu | Func::GeluErf => {
                 if pos {
                     f64::INFINITY
                 } else {
                     -0.0
+                }
+            }
+            Func::Erf => {
+                if pos {
+                    1.0
+                } else {
+                    -1.0
                 }
             }
             Func::Softplus => {
@@ -343,9 +448,10 @@ fn correctly_rounded(f: Func, x: f64, fmt: Format) -> f64 {
     if let Some(v) = special(f, x) {
         return v;
     }
-    match f {
-        Func::Sigmoid | Func::Silu | Func::Softplus => composite(f, x, fmt),
-        _ => direct(f, x, fmt),
+    if is_direct(f) {
+        direct(f, x, fmt)
+    } else {
+        composite(f, x, fmt)
     }
 }
 
@@ -418,12 +524,8 @@ pub fn approx_f64(f: Func, x: f64) -> f64 {
     if let Some(v) = special(f, x) {
         return v;
     }
-    match f {
-        Func::Sigmoid | Func::Silu | Func::Softplus => {
-            let lo = composite_bound(f, x, 128, false);
-            lo.to_f64()
-        }
-        _ => direct(
+    if is_direct(f) {
+        direct(
             f,
             x,
             Format {
@@ -431,8 +533,33 @@ pub fn approx_f64(f: Func, x: f64) -> f64 {
                 emin: -1022,
                 emax: 1023,
             },
-        ),
+        )
+    } else {
+        let lo = composite_bound(f, x, 128, false);
+        lo.to_f64()
     }
+}
+
+/// f(x) to about 200 bits, as an unevaluated sum hi + lo of two f64 (hi = f(x) rounded
+/// to nearest, lo = the rest rounded to nearest): for measuring the error of
+/// double-double evaluations (relative error of hi + lo about 2^-106 and below). Special
+/// values give (value, 0); results outside f64's normal range are not meaningful here.
+pub fn approx_wide(f: Func, x: f64) -> (f64, f64) {
+    if let Some(v) = special(f, x) {
+        return (v, 0.0);
+    }
+    let v = if is_direct(f) {
+        let mut y = Num::new(200);
+        direct_into(f, x, &mut y);
+        y
+    } else {
+        composite_bound(f, x, 256, false)
+    };
+    let hi = v.to_f64();
+    let h = Num::from_f64(hi, 53);
+    let mut rest = Num::new(300);
+    unsafe { mpfr_sub(rest.p(), v.c(), h.c(), RNDN) }; // exact at 300 bits
+    (hi, rest.to_f64())
 }
 
 #[cfg(test)]
@@ -458,6 +585,24 @@ mod tests {
         assert_eq!(cr_f32(Func::Silu, -1e30).to_bits(), 0x8000_0000);
         assert_eq!(cr_f32(Func::Sin, -0.0).to_bits(), 0x8000_0000);
         assert!(cr_f32(Func::Log, -1.0).is_nan());
+        // erf(0.5), gelu(1), gelu_erf(1) rounded to f32 (bits from mpmath).
+        assert_eq!(cr_f32(Func::Erf, 0.5).to_bits(), 0x3F05_3F7B);
+        assert_eq!(cr_f32(Func::Gelu, 1.0).to_bits(), 0x3F57_585C);
+        assert_eq!(cr_f32(Func::GeluErf, 1.0).to_bits(), 0x3F57_625F);
+        assert_eq!(cr_f32(Func::Erf, f32::NEG_INFINITY), -1.0);
+        assert_eq!(cr_f32(Func::Gelu, -0.0).to_bits(), 0x8000_0000);
+        assert_eq!(cr_f32(Func::Gelu, -1e30).to_bits(), 0x8000_0000);
+        assert_eq!(cr_f32(Func::GeluErf, -1e30).to_bits(), 0x8000_0000);
+        assert_eq!(cr_f32(Func::GeluErf, 1e30), 1e30);
+        // gelu(-5) = -5 e^w / (1 + e^w), w = -5 (A + 25 B): against f64 arithmetic.
+        let a = (8.0 / std::f64::consts::PI).sqrt();
+        let w = -5.0 * (a + 25.0 * 0.044715 * a);
+        let g = -5.0 * w.exp() / (1.0 + w.exp());
+        assert!(((approx_f64(Func::Gelu, -5.0) - g) / g).abs() < 1e-13);
+        // The wide value: erf(1) to 2^-100 and beyond.
+        let (h, l) = approx_wide(Func::Erf, 1.0);
+        assert_eq!(h, 0.8427007929497149);
+        assert!(l != 0.0 && l.abs() < 1e-16);
     }
 
     #[test]
