@@ -55,18 +55,25 @@ impl Model {
                     .unwrap(),
             ),
             (false, None) => Model::StockLlama(
-                candle_transformers::models::quantized_llama::ModelWeights::from_gguf(c, &mut f, dev)
-                    .unwrap(),
+                candle_transformers::models::quantized_llama::ModelWeights::from_gguf(
+                    c, &mut f, dev,
+                )
+                .unwrap(),
             ),
             (true, None) => Model::StockGemma(
-                candle_transformers::models::quantized_gemma3::ModelWeights::from_gguf(c, &mut f, dev)
-                    .unwrap(),
+                candle_transformers::models::quantized_gemma3::ModelWeights::from_gguf(
+                    c, &mut f, dev,
+                )
+                .unwrap(),
             ),
         }
     }
 
     fn forward(&mut self, ids: &[u32], pos: usize) -> Tensor {
-        let x = Tensor::new(ids, &Device::Cpu).unwrap().unsqueeze(0).unwrap();
+        let x = Tensor::new(ids, &Device::Cpu)
+            .unwrap()
+            .unsqueeze(0)
+            .unwrap();
         match self {
             Model::Llama(m) => m.forward(&x, pos).unwrap(),
             Model::Gemma(m) => m.forward(&x, pos).unwrap(),
@@ -88,7 +95,10 @@ impl Model {
 
 fn bench(c: &mut Criterion) {
     let only = std::env::var("LLAMA_BENCH_MODEL").ok();
-    for (model, vocab, stock) in [("smollm2", 49152u32, "stock_q4_1"), ("gemma3", 262144, "stock_q4_k_m")] {
+    for (model, vocab, stock) in [
+        ("smollm2", 49152u32, "stock_q4_1"),
+        ("gemma3", 262144, "stock_q4_k_m"),
+    ] {
         if only.as_deref().is_some_and(|o| o != model) {
             continue;
         }

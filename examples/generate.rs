@@ -75,7 +75,11 @@ fn bits(t: &Tensor) -> Vec<u32> {
 }
 
 fn differing(a: &Tensor, b: &Tensor) -> usize {
-    bits(a).iter().zip(bits(b)).filter(|(x, y)| **x != *y).count()
+    bits(a)
+        .iter()
+        .zip(bits(b))
+        .filter(|(x, y)| **x != *y)
+        .count()
 }
 
 /// Peak resident memory of this process (VmHWM), MiB.
@@ -112,19 +116,23 @@ impl Model {
         let c = gguf_file::Content::read(&mut f).unwrap();
         let dev = &Device::Cpu;
         match (architecture(&c).as_str(), stock) {
-            ("llama", false) => {
-                Model::Llama(llama::ModelWeights::from_gguf_with(c, &mut f, dev, dtype, mode).unwrap())
-            }
-            ("gemma3", false) => {
-                Model::Gemma(gemma3::ModelWeights::from_gguf_with(c, &mut f, dev, dtype, mode).unwrap())
-            }
+            ("llama", false) => Model::Llama(
+                llama::ModelWeights::from_gguf_with(c, &mut f, dev, dtype, mode).unwrap(),
+            ),
+            ("gemma3", false) => Model::Gemma(
+                gemma3::ModelWeights::from_gguf_with(c, &mut f, dev, dtype, mode).unwrap(),
+            ),
             ("llama", true) => Model::StockLlama(
-                candle_transformers::models::quantized_llama::ModelWeights::from_gguf(c, &mut f, dev)
-                    .unwrap(),
+                candle_transformers::models::quantized_llama::ModelWeights::from_gguf(
+                    c, &mut f, dev,
+                )
+                .unwrap(),
             ),
             ("gemma3", true) => Model::StockGemma(
-                candle_transformers::models::quantized_gemma3::ModelWeights::from_gguf(c, &mut f, dev)
-                    .unwrap(),
+                candle_transformers::models::quantized_gemma3::ModelWeights::from_gguf(
+                    c, &mut f, dev,
+                )
+                .unwrap(),
             ),
             (other, _) => panic!("architecture {other:?}: llama and gemma3 are supported"),
         }
@@ -194,7 +202,10 @@ fn generate(
     mut stream: impl FnMut(&[u32]),
 ) -> Run {
     m.clear();
-    let x = Tensor::new(p.ids.as_slice(), &Device::Cpu).unwrap().unsqueeze(0).unwrap();
+    let x = Tensor::new(p.ids.as_slice(), &Device::Cpu)
+        .unwrap()
+        .unsqueeze(0)
+        .unwrap();
     let t = Instant::now();
     let logits = m.forward(&x, 0);
     let prefill = t.elapsed().as_secs_f64();
@@ -205,7 +216,10 @@ fn generate(
     let t = Instant::now();
     let mut pos = p.ids.len();
     while tokens.len() < n && !p.stop.contains(&next) {
-        let x = Tensor::new(&[next], &Device::Cpu).unwrap().unsqueeze(0).unwrap();
+        let x = Tensor::new(&[next], &Device::Cpu)
+            .unwrap()
+            .unsqueeze(0)
+            .unwrap();
         let logits = m.forward(&x, pos);
         pos += 1;
         hashes.push(hash(&logits));
@@ -226,22 +240,37 @@ fn generate(
 /// decoding, and from a prefill on 1 thread: (differing decode, differing threads).
 fn consistency(m: &mut Model, ids: &[u32]) -> (usize, usize) {
     m.clear();
-    let x = Tensor::new(ids, &Device::Cpu).unwrap().unsqueeze(0).unwrap();
+    let x = Tensor::new(ids, &Device::Cpu)
+        .unwrap()
+        .unsqueeze(0)
+        .unwrap();
     let prefill = m.forward(&x, 0);
     m.clear();
     let mut last = None;
     for (pos, &t) in ids.iter().enumerate() {
-        let x = Tensor::new(&[t], &Device::Cpu).unwrap().unsqueeze(0).unwrap();
+        let x = Tensor::new(&[t], &Device::Cpu)
+            .unwrap()
+            .unsqueeze(0)
+            .unwrap();
         last = Some(m.forward(&x, pos));
     }
     m.clear();
-    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
     let single = one.install(|| m.forward(&x, 0));
-    (differing(&prefill, &last.unwrap()), differing(&prefill, &single))
+    (
+        differing(&prefill, &last.unwrap()),
+        differing(&prefill, &single),
+    )
 }
 
 fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
 }
 
 fn main() {
@@ -258,7 +287,8 @@ fn main() {
     } else {
         WeightMode::Quantized
     };
-    let temperature: Option<f64> = arg(&args, "--temperature").map(|s| s.parse().expect("--temperature T"));
+    let temperature: Option<f64> =
+        arg(&args, "--temperature").map(|s| s.parse().expect("--temperature T"));
     let top_p: Option<f64> = arg(&args, "--top-p").map(|s| s.parse().expect("--top-p P"));
     let seed: u64 = arg(&args, "--seed").map_or(299792458, |s| s.parse().expect("--seed S"));
     let only = arg(&args, "--only"); // "ours" or "stock": one model per process, for peak memory
@@ -292,7 +322,10 @@ fn main() {
             thr,
             r.hashes.len()
         );
-        println!("{}", tok.decode(&r.tokens, true).unwrap().replace('\n', " "));
+        println!(
+            "{}",
+            tok.decode(&r.tokens, true).unwrap().replace('\n', " ")
+        );
         return;
     }
     println!("model: {} ({arch})", path.display());
@@ -301,7 +334,10 @@ fn main() {
         None => "greedy".to_string(),
         Some(t) => format!("temperature {t}, top-p {top_p:?}, seed {seed}"),
     };
-    println!("threads: {}, compute dtype: {dtype:?}, weights {mode:?}, {how}", rayon::current_num_threads());
+    println!(
+        "threads: {}, compute dtype: {dtype:?}, weights {mode:?}, {how}",
+        rayon::current_num_threads()
+    );
     println!();
     // Our run in this process, streamed.
     print!("candle-repro answer: ");
@@ -326,7 +362,14 @@ fn main() {
     for which in ["ours", "stock"] {
         let exe = std::env::current_exe().unwrap();
         let mut cmd = std::process::Command::new(exe);
-        cmd.args(["--only", which, "--model", path.to_str().unwrap(), "--prompt", &prompt_text]);
+        cmd.args([
+            "--only",
+            which,
+            "--model",
+            path.to_str().unwrap(),
+            "--prompt",
+            &prompt_text,
+        ]);
         cmd.args(["--tokens", &n.to_string(), "--seed", &seed.to_string()]);
         cmd.args(["--dtype", if dtype == DType::BF16 { "bf16" } else { "f32" }]);
         if let Some(t) = temperature {
@@ -380,7 +423,10 @@ fn main() {
 /// tokens of a long prompt, then 32 greedy decode steps, best of 3 each.
 fn bench_one(path: &PathBuf, stock: bool, dtype: DType, mode: WeightMode, ids: &[u32]) {
     let mut m = Model::load(stock, path, dtype, mode);
-    let x = Tensor::new(ids, &Device::Cpu).unwrap().unsqueeze(0).unwrap();
+    let x = Tensor::new(ids, &Device::Cpu)
+        .unwrap()
+        .unsqueeze(0)
+        .unwrap();
     let greedy = LogitsProcessor::from_sampling(0, Sampling::ArgMax);
     let (mut prefill, mut decode) = (f64::INFINITY, f64::INFINITY);
     for _ in 0..3 {
@@ -391,12 +437,20 @@ fn bench_one(path: &PathBuf, stock: bool, dtype: DType, mode: WeightMode, ids: &
         let mut next = greedy.sample_at(&logits, 0).unwrap();
         let t = Instant::now();
         for pos in ids.len()..ids.len() + 32 {
-            let xt = Tensor::new(&[next], &Device::Cpu).unwrap().unsqueeze(0).unwrap();
+            let xt = Tensor::new(&[next], &Device::Cpu)
+                .unwrap()
+                .unsqueeze(0)
+                .unwrap();
             next = greedy.sample_at(&m.forward(&xt, pos), 0).unwrap();
         }
         decode = decode.min(t.elapsed().as_secs_f64());
     }
-    println!("{} {} {}", ids.len() as f64 / prefill, 32.0 / decode, peak_mib());
+    println!(
+        "{} {} {}",
+        ids.len() as f64 / prefill,
+        32.0 / decode,
+        peak_mib()
+    );
 }
 
 /// The speed table: each configuration in a child process (its own peak memory).
@@ -427,7 +481,11 @@ fn bench(path: &PathBuf, model: &str, c: &gguf_file::Content, tok: &tokenizers::
         return bench_one(path, stock, dtype, mode, ids);
     }
     let arch = architecture(c);
-    let stock_name = if arch == "gemma3" { "stock quantized_gemma3" } else { "stock quantized_llama" };
+    let stock_name = if arch == "gemma3" {
+        "stock quantized_gemma3"
+    } else {
+        "stock quantized_llama"
+    };
     let file_type = if arch == "gemma3" { "Q4_K_M" } else { "Q4_1" };
     println!(
         "{}, {} rayon threads: 128-token prefill and 32 decode steps, best of 3",
@@ -439,13 +497,33 @@ fn bench(path: &PathBuf, model: &str, c: &gguf_file::Content, tok: &tokenizers::
     println!("|---|---|---|---|---|");
     type Config<'a> = (&'a str, String, &'a str, Option<(&'a str, &'a str)>);
     let mut configs: Vec<Config> = vec![
-        ("candle-repro", format!("{file_type} blocks, f32 compute"), "ours-f32", None),
-        ("candle-repro", format!("{file_type} blocks, bf16 compute"), "ours-bf16", None),
-        ("candle-repro", "f32 (dequantized at load)".into(), "ours-f32-dense", None),
+        (
+            "candle-repro",
+            format!("{file_type} blocks, f32 compute"),
+            "ours-f32",
+            None,
+        ),
+        (
+            "candle-repro",
+            format!("{file_type} blocks, bf16 compute"),
+            "ours-bf16",
+            None,
+        ),
+        (
+            "candle-repro",
+            "f32 (dequantized at load)".into(),
+            "ours-f32-dense",
+            None,
+        ),
         (stock_name, file_type.into(), "stock", None),
     ];
     if arch == "llama" {
-        configs.push((stock_name, "f32 (CANDLE_DEQUANTIZE_ALL)".into(), "stock", Some(("CANDLE_DEQUANTIZE_ALL", "1"))));
+        configs.push((
+            stock_name,
+            "f32 (CANDLE_DEQUANTIZE_ALL)".into(),
+            "stock",
+            Some(("CANDLE_DEQUANTIZE_ALL", "1")),
+        ));
         configs.push((
             stock_name,
             "f16 (CANDLE_DEQUANTIZE_ALL_F16)".into(),
@@ -465,11 +543,17 @@ fn bench(path: &PathBuf, model: &str, c: &gguf_file::Content, tok: &tokenizers::
             .filter_map(|s| s.parse().ok())
             .collect();
         if nums.len() == 3 {
-            println!("| {name} | {weights} | {:.1} | {:.1} | {:.0} |", nums[0], nums[1], nums[2]);
+            println!(
+                "| {name} | {weights} | {:.1} | {:.1} | {:.0} |",
+                nums[0], nums[1], nums[2]
+            );
         } else {
             println!(
                 "| {name} | {weights} | failed: {} |",
-                String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("")
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
             );
         }
     }

@@ -7,7 +7,9 @@ use candle_core::{DType, Device, Tensor};
 use candle_repro::sampling::{LogitsProcessor, Sampling, choose, probabilities};
 
 fn logits() -> Vec<f32> {
-    vec![1.0, 3.0, 2.5, -1.0, 0.0, 2.5, 1.75, -0.5, 0.25, 3.0, -2.0, 1.5]
+    vec![
+        1.0, 3.0, 2.5, -1.0, 0.0, 2.5, 1.75, -0.5, 0.25, 3.0, -2.0, 1.5,
+    ]
 }
 
 /// The kept set of a mode, computed from the probabilities by a plain reading of the
@@ -45,10 +47,23 @@ fn draws_follow_the_probabilities() {
     let modes = [
         Sampling::All { temperature: 1.0 },
         Sampling::All { temperature: 0.6 },
-        Sampling::TopK { k: 4, temperature: 1.3 },
-        Sampling::TopP { p: 0.8, temperature: 0.9 },
-        Sampling::TopKThenTopP { k: 5, p: 0.7, temperature: 1.0 },
-        Sampling::MinP { p: 0.2, temperature: 1.0 },
+        Sampling::TopK {
+            k: 4,
+            temperature: 1.3,
+        },
+        Sampling::TopP {
+            p: 0.8,
+            temperature: 0.9,
+        },
+        Sampling::TopKThenTopP {
+            k: 5,
+            p: 0.7,
+            temperature: 1.0,
+        },
+        Sampling::MinP {
+            p: 0.2,
+            temperature: 1.0,
+        },
     ];
     let n = 20_000u64;
     for (mi, mode) in modes.into_iter().enumerate() {
@@ -68,7 +83,10 @@ fn draws_follow_the_probabilities() {
             counts[choose(&l, mode, 1234 + mi as u64, pos).unwrap() as usize] += 1;
         }
         for (i, &c) in counts.iter().enumerate() {
-            assert!(c == 0 || keep.contains(&i), "{mode:?}: token {i} drawn but not kept");
+            assert!(
+                c == 0 || keep.contains(&i),
+                "{mode:?}: token {i} drawn but not kept"
+            );
         }
         let chi2: f64 = keep
             .iter()
@@ -78,7 +96,11 @@ fn draws_follow_the_probabilities() {
             })
             .sum();
         // The 0.9999 quantile of chi-square with up to 11 degrees of freedom is below 36.
-        println!("{mode:?}: {} kept, chi-square {chi2:.2} (df {})", keep.len(), keep.len() - 1);
+        println!(
+            "{mode:?}: {} kept, chi-square {chi2:.2} (df {})",
+            keep.len(),
+            keep.len() - 1
+        );
         assert!(chi2 < 36.0, "{mode:?}: chi-square {chi2}");
     }
 }
@@ -90,13 +112,46 @@ fn argmax_ties_and_edge_cases() {
     assert_eq!(choose(&l, Sampling::ArgMax, 0, 0).unwrap(), 1);
     // Top-1 and a tiny top-p are the argmax (the same tie rule on equal probabilities).
     for pos in 0..50 {
-        assert_eq!(choose(&l, Sampling::TopK { k: 1, temperature: 0.7 }, 9, pos).unwrap(), 1);
-        assert_eq!(choose(&l, Sampling::TopP { p: 1e-9, temperature: 0.7 }, 9, pos).unwrap(), 1);
+        assert_eq!(
+            choose(
+                &l,
+                Sampling::TopK {
+                    k: 1,
+                    temperature: 0.7
+                },
+                9,
+                pos
+            )
+            .unwrap(),
+            1
+        );
+        assert_eq!(
+            choose(
+                &l,
+                Sampling::TopP {
+                    p: 1e-9,
+                    temperature: 0.7
+                },
+                9,
+                pos
+            )
+            .unwrap(),
+            1
+        );
     }
     // min-p = 1 keeps the tokens equal to the largest: 1 and 9.
     let mut seen = [false; 12];
     for pos in 0..200 {
-        seen[choose(&l, Sampling::MinP { p: 1.0, temperature: 1.0 }, 3, pos).unwrap() as usize] = true;
+        seen[choose(
+            &l,
+            Sampling::MinP {
+                p: 1.0,
+                temperature: 1.0,
+            },
+            3,
+            pos,
+        )
+        .unwrap() as usize] = true;
     }
     assert_eq!(seen.iter().filter(|&&s| s).count(), 2);
     assert!(seen[1] && seen[9]);
@@ -105,8 +160,30 @@ fn argmax_ties_and_edge_cases() {
     bad[3] = f32::NAN;
     assert!(choose(&bad, Sampling::ArgMax, 0, 0).is_err());
     assert!(choose(&[], Sampling::ArgMax, 0, 0).is_err());
-    assert!(choose(&l, Sampling::TopK { k: 0, temperature: 1.0 }, 0, 0).is_err());
-    assert!(choose(&l, Sampling::TopP { p: 0.0, temperature: 1.0 }, 0, 0).is_err());
+    assert!(
+        choose(
+            &l,
+            Sampling::TopK {
+                k: 0,
+                temperature: 1.0
+            },
+            0,
+            0
+        )
+        .is_err()
+    );
+    assert!(
+        choose(
+            &l,
+            Sampling::TopP {
+                p: 0.0,
+                temperature: 1.0
+            },
+            0,
+            0
+        )
+        .is_err()
+    );
     assert!(choose(&l, Sampling::All { temperature: 0.0 }, 0, 0).is_err());
 }
 
@@ -116,10 +193,16 @@ fn the_same_seed_and_position_give_the_same_token() {
     let l = logits();
     let t = Tensor::new(l.as_slice(), &dev).unwrap();
     // The same values as bf16 give their own (exact) f32 logits.
-    let mode = Sampling::TopP { p: 0.9, temperature: 0.8 };
+    let mode = Sampling::TopP {
+        p: 0.9,
+        temperature: 0.8,
+    };
     let mut a = LogitsProcessor::from_sampling(42, mode);
     let mut b = LogitsProcessor::from_sampling(42, mode);
-    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
     let mut seq = vec![];
     for pos in 0..64 {
         let x = a.sample(&t).unwrap();
@@ -137,8 +220,14 @@ fn the_same_seed_and_position_give_the_same_token() {
     let hf = h.to_dtype(DType::F32).unwrap();
     let s = LogitsProcessor::from_sampling(5, mode);
     for pos in 0..32 {
-        assert_eq!(s.sample_at(&h, pos).unwrap(), s.sample_at(&hf, pos).unwrap());
+        assert_eq!(
+            s.sample_at(&h, pos).unwrap(),
+            s.sample_at(&hf, pos).unwrap()
+        );
     }
     // new(): no temperature is argmax; a temperature and top-p is TopP.
-    assert_eq!(LogitsProcessor::new(0, None, Some(0.5)).sample(&t).unwrap(), 1);
+    assert_eq!(
+        LogitsProcessor::new(0, None, Some(0.5)).sample(&t).unwrap(),
+        1
+    );
 }

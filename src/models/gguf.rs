@@ -139,7 +139,10 @@ impl<'a, R: std::io::Read + std::io::Seek> Loader<'a, R> {
     /// A tensor's block type, shape and bytes, read straight from the file into one
     /// buffer (candle's reader copies a tensor's bytes once more into typed blocks, which
     /// doubles the largest tensor at load).
-    pub fn raw(&mut self, name: &str) -> Result<(candle_core::quantized::GgmlDType, Vec<usize>, Vec<u8>)> {
+    pub fn raw(
+        &mut self,
+        name: &str,
+    ) -> Result<(candle_core::quantized::GgmlDType, Vec<usize>, Vec<u8>)> {
         use std::io::SeekFrom;
         let Some(info) = self.content.tensor_infos.get(name) else {
             bail!("candle-repro: the file has no tensor {name}")
@@ -151,8 +154,9 @@ impl<'a, R: std::io::Read + std::io::Seek> Loader<'a, R> {
             bail!("candle-repro: tensor {name} of {elems} weights is not whole {ty:?} blocks")
         }
         let mut bytes = vec![0u8; elems / len * size];
-        self.reader
-            .seek(SeekFrom::Start(self.content.tensor_data_offset + info.offset))?;
+        self.reader.seek(SeekFrom::Start(
+            self.content.tensor_data_offset + info.offset,
+        ))?;
         self.reader.read_exact(&mut bytes)?;
         Ok((ty, dims, bytes))
     }

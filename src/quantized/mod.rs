@@ -224,7 +224,11 @@ impl QMatMul {
 
     /// The product with a shared weight (out, in); its bytes are read in place.
     pub fn from_arc(qtensor: Arc<QTensor>) -> Result<Self> {
-        let (ty, dims, device) = (qtensor.dtype(), qtensor.shape().dims().to_vec(), qtensor.device());
+        let (ty, dims, device) = (
+            qtensor.dtype(),
+            qtensor.shape().dims().to_vec(),
+            qtensor.device(),
+        );
         Ok(QMatMul {
             w: Arc::new(QWeight::new(ty, &dims, Bytes::Tensor(qtensor), &device)?),
         })
