@@ -313,7 +313,7 @@ impl ModelWeights {
             let att = attention(layer, &cfg, &a, &positions, freqs, mask, total, cache)?;
             h = crate::add(&h, &layer.post_attn_norm.forward(&att)?)?;
             let f = layer.ffn_norm.forward(&h)?;
-            let g = gelu(&layer.w_gate.forward(&f)?)?;
+            let g = crate::gelu(&layer.w_gate.forward(&f)?)?;
             let u = layer.w_up.forward(&f)?;
             let m = layer.w_down.forward(&(g * u)?)?;
             h = crate::add(&h, &layer.post_ffn_norm.forward(&m)?)?;
@@ -322,18 +322,6 @@ impl ModelWeights {
         let h = self.norm.forward(&h)?;
         self.output.forward(&h)
     }
-}
-
-/// Interim GELU (until the correctly rounded `crate::gelu` lands): PyTorch's tanh form as a
-/// fixed sequence of f32 IEEE operations around the correctly rounded tanh.
-fn gelu(x: &Tensor) -> Result<Tensor> {
-    let dt = x.dtype();
-    let x = x.to_dtype(DType::F32)?;
-    let c = (2.0f64 / std::f64::consts::PI).sqrt();
-    let x3 = ((&x * &x)? * &x)?;
-    let inner = ((&x + (x3 * 0.044715)?)? * c)?;
-    let t = crate::tanh(&inner)?;
-    ((x * 0.5)? * (t + 1.0)?)?.to_dtype(dt)
 }
 
 /// True where a query (row) may not see a key (column): (b, 1, s, total) u8, or `None`
