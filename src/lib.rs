@@ -6,8 +6,11 @@
 //!   [`nn::RmsNorm`], [`nn::LayerNorm`], [`softmax_last_dim`], [`exp`], [`silu`] and the
 //!   other elementwise functions, [`add`], [`to_f8e4m3`], [`rope`] and [`fft`];
 //! * correctly rounded scalar and slice math: [`math`];
-//! * a whole model: [`models::llama::ModelWeights`] (its module has a runnable example of
-//!   prefill and decode giving the same bits);
+//! * products with weights kept in their GGUF blocks: [`quantized::QMatMul`],
+//!   [`quantized::QLinear`], [`quantized::QEmbedding`] (every block type);
+//! * whole models: [`models::llama::ModelWeights`] (its module has a runnable example of
+//!   prefill and decode giving the same bits) and [`models::gemma3::ModelWeights`];
+//! * reproducible sampling: [`sampling::LogitsProcessor`];
 //! * CUDA kernels for every op under the feature `cuda`, written to the same definitions.
 //!
 //! The rest of this page is the contract (also `docs/CONTRACT.md` in the repository).

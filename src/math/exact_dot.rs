@@ -34,7 +34,7 @@
 //! the final fl(s + fl(sum q)) adds u |result| (u = 2^-53; Ogita, Rump and Oishi,
 //! "Accurate sum and dot product", 2005, Prop. 4.5 in this form). [`dot2_bound`] rounds
 //! that up: |result - sum| <= 2^-52 |result| + (k + 8)^2 2^-106 (1 + 2^-20) bound(sum|p|).
-//! The CUDA mirror (`kernels/matmul/exact_dot.cuh`) performs the same operations in the
+//! The CUDA mirror (`kernels/math/exact_dot.cuh`) performs the same operations in the
 //! same order.
 
 /// Lowest bit of any product of two f32: 2^-149 * 2^-149.
