@@ -40,6 +40,7 @@
 //! admits one key more than the reference (query - key <= window), and it applies the
 //! window only within a prefill chunk, not while decoding.
 
+use super::attention::{attend, attention_mask, with_cache};
 use super::gguf::{Embedding, Loader, Projection, WeightMode, md_f32, md_u32};
 use crate::nn::RmsNorm;
 use crate::quantized::QEmbedding;
@@ -324,40 +325,6 @@ impl ModelWeights {
     }
 }
 
-/// True where a query (row) may not see a key (column): (b, 1, s, total) u8, or `None`
-/// when nothing is masked. A key j is visible to the query at position i when j <= i, j is
-/// not padding, and, with a window w, i - j < w.
-fn attention_mask(
-    b: usize,
-    s: usize,
-    index_pos: usize,
-    lengths: Option<&[usize]>,
-    window: Option<usize>,
-    dev: &Device,
-) -> Result<Option<Tensor>> {
-    let total = index_pos + s;
-    let hidden = |bi: usize, i: usize, j: usize| {
-        let q = index_pos + i;
-        let valid = lengths.map_or(total, |l| index_pos + l[bi]);
-        j > q || j >= valid || window.is_some_and(|w| q - j >= w)
-    };
-    let mut m = vec![0u8; b * s * total];
-    let mut any = false;
-    for bi in 0..b {
-        for i in 0..s {
-            for j in 0..total {
-                let h = hidden(bi, i, j);
-                any |= h;
-                m[(bi * s + i) * total + j] = h as u8;
-            }
-        }
-    }
-    if !any {
-        return Ok(None);
-    }
-    Ok(Some(Tensor::from_vec(m, (b, 1, s, total), dev)?))
-}
-
 #[allow(clippy::too_many_arguments)]
 fn attention(
     layer: &mut Layer,
@@ -371,7 +338,6 @@ fn attention(
 ) -> Result<Tensor> {
     let (b, s, _) = x.dims3()?;
     let (nh, nkv, hd) = (cfg.n_head, cfg.n_kv_head, cfg.head_dim);
-    let rep = nh / nkv;
     let heads = |p: &Projection, n: usize| -> Result<Tensor> {
         p.forward(x)?
             .reshape((b, s, n, hd))?
@@ -384,39 +350,6 @@ fn attention(
     let v = heads(&layer.wv, nkv)?;
     let q = crate::rope::rope_fused(RopeLayout::Halves, &q, positions, freqs)?;
     let k = crate::rope::rope_fused(RopeLayout::Halves, &k, positions, freqs)?;
-    let (k, v) = match (&layer.kv_cache, cache) {
-        (Some((kc, vc)), true) => (Tensor::cat(&[kc, &k], 2)?, Tensor::cat(&[vc, &v], 2)?),
-        _ => (k, v),
-    };
-    if cache {
-        layer.kv_cache = Some((k.clone(), v.clone()));
-    }
-    if k.dim(2)? != total {
-        bail!(
-            "candle-repro gemma3: KV cache of {} positions, expected {total}",
-            k.dim(2)?
-        )
-    }
-    let qg = q.reshape((b, nkv, rep * s, hd))?;
-    let scores = crate::matmul(&qg, &k.t()?)?;
-    let scale = Tensor::new((1.0 / (hd as f64).sqrt()) as f32, scores.device())?
-        .to_dtype(scores.dtype())?;
-    let scores = scores.broadcast_mul(&scale)?.reshape((b, nh, s, total))?;
-    let scores = match mask {
-        Some(m) => {
-            let m = m.broadcast_as(scores.shape())?;
-            let neg = Tensor::new(f32::NEG_INFINITY, scores.device())?
-                .to_dtype(scores.dtype())?
-                .broadcast_as(scores.shape())?;
-            m.where_cond(&neg, &scores)?
-        }
-        None => scores,
-    };
-    let p = crate::softmax_last_dim(&scores)?;
-    let o = crate::matmul(&p.reshape((b, nkv, rep * s, total))?, &v)?;
-    let o = o
-        .reshape((b, nh, s, hd))?
-        .transpose(1, 2)?
-        .reshape((b, s, nh * hd))?;
-    layer.wo.forward(&o)
+    let (k, v) = with_cache(&mut layer.kv_cache, k, v, cache, total)?;
+    layer.wo.forward(&attend(&q, &k, &v, mask, (nh, nkv, hd))?)
 }

@@ -123,6 +123,7 @@
 //! # Ok(()) }
 //! ```
 
+use super::attention::{attend, attention_mask, with_cache};
 use super::gguf::{Embedding, Loader, Projection, WeightMode, md_f32, md_u32};
 use crate::nn::RmsNorm;
 use crate::rope::{RopeConfig, RopeTables};
@@ -344,7 +345,7 @@ impl ModelWeights {
         let cos = self.rope.cos.narrow(0, index_pos, s)?;
         let sin = self.rope.sin.narrow(0, index_pos, s)?;
         let total = index_pos + s;
-        let mask = attention_mask(b, s, index_pos, lengths, &self.device)?;
+        let mask = attention_mask(b, s, index_pos, lengths, None, &self.device)?;
         for layer in &mut self.layers {
             let a = layer.attn_norm.forward(&h)?;
             let att = attention(layer, &cfg, &a, &cos, &sin, mask.as_ref(), total, cache)?;
@@ -361,31 +362,6 @@ impl ModelWeights {
     }
 }
 
-/// True where a query (row) may not see a key (column): (b, 1, s, total) u8, or `None`
-/// when nothing is masked (one position, no padding).
-fn attention_mask(
-    b: usize,
-    s: usize,
-    index_pos: usize,
-    lengths: Option<&[usize]>,
-    dev: &Device,
-) -> Result<Option<Tensor>> {
-    if s == 1 && lengths.is_none() {
-        return Ok(None);
-    }
-    let total = index_pos + s;
-    let mut m = vec![0u8; b * s * total];
-    for bi in 0..b {
-        let valid = lengths.map_or(total, |l| index_pos + l[bi]);
-        for i in 0..s {
-            for j in 0..total {
-                m[(bi * s + i) * total + j] = (j > index_pos + i || j >= valid) as u8;
-            }
-        }
-    }
-    Ok(Some(Tensor::from_vec(m, (b, 1, s, total), dev)?))
-}
-
 #[allow(clippy::too_many_arguments)]
 fn attention(
     layer: &mut Layer,
@@ -399,66 +375,17 @@ fn attention(
 ) -> Result<Tensor> {
     let (b, s, _) = x.dims3()?;
     let (nh, nkv, hd) = (cfg.n_head, cfg.n_kv_head, cfg.head_dim);
-    let rep = nh / nkv;
-    let q = layer
-        .wq
-        .forward(x)?
-        .reshape((b, s, nh, hd))?
-        .transpose(1, 2)?
-        .contiguous()?;
-    let k = layer
-        .wk
-        .forward(x)?
-        .reshape((b, s, nkv, hd))?
-        .transpose(1, 2)?
-        .contiguous()?;
-    let v = layer
-        .wv
-        .forward(x)?
-        .reshape((b, s, nkv, hd))?
-        .transpose(1, 2)?
-        .contiguous()?;
-    let q = crate::rope::rope_i(&q, cos, sin)?;
-    let k = crate::rope::rope_i(&k, cos, sin)?;
-    let (k, v) = match (&layer.kv_cache, cache) {
-        (Some((kc, vc)), true) => (Tensor::cat(&[kc, &k], 2)?, Tensor::cat(&[vc, &v], 2)?),
-        _ => (k, v),
+    let heads = |p: &Projection, n: usize| -> Result<Tensor> {
+        p.forward(x)?
+            .reshape((b, s, n, hd))?
+            .transpose(1, 2)?
+            .contiguous()
     };
-    if cache {
-        layer.kv_cache = Some((k.clone(), v.clone()));
-    }
-    if k.dim(2)? != total {
-        bail!(
-            "candle-repro llama: KV cache of {} positions, expected {total}",
-            k.dim(2)?
-        )
-    }
-    // The query heads of each KV head stacked: (b, nkv, rep * s, hd).
-    let qg = q.reshape((b, nkv, rep * s, hd))?;
-    let scores = crate::matmul(&qg, &k.t()?)?;
-    // One IEEE multiplication by 1/sqrt(head_dim) in the compute dtype (candle's
-    // same-dtype multiplication rounds once on every device; exact for a power of two).
-    let scale = Tensor::new((1.0 / (hd as f64).sqrt()) as f32, scores.device())?
-        .to_dtype(scores.dtype())?;
-    let scores = scores.broadcast_mul(&scale)?;
-    let scores = scores.reshape((b, nh, s, total))?;
-    let scores = match mask {
-        Some(m) => {
-            let m = m.broadcast_as(scores.shape())?;
-            let neg = Tensor::new(f32::NEG_INFINITY, scores.device())?
-                .to_dtype(scores.dtype())?
-                .broadcast_as(scores.shape())?;
-            m.where_cond(&neg, &scores)?
-        }
-        None => scores,
-    };
-    let p = crate::softmax_last_dim(&scores)?;
-    let o = crate::matmul(&p.reshape((b, nkv, rep * s, total))?, &v)?;
-    let o = o
-        .reshape((b, nh, s, hd))?
-        .transpose(1, 2)?
-        .reshape((b, s, nh * hd))?;
-    layer.wo.forward(&o)
+    let q = crate::rope::rope_i(&heads(&layer.wq, nh)?, cos, sin)?;
+    let k = crate::rope::rope_i(&heads(&layer.wk, nkv)?, cos, sin)?;
+    let v = heads(&layer.wv, nkv)?;
+    let (k, v) = with_cache(&mut layer.kv_cache, k, v, cache, total)?;
+    layer.wo.forward(&attend(&q, &k, &v, mask, (nh, nkv, hd))?)
 }
 
 /// The index of the largest logit of the last dimension (the first on ties): greedy
