@@ -118,13 +118,13 @@ impl FftOp {
         let rpt = rows_per_task(n);
         match self.kind {
             FftKind::Fft | FftKind::Ifft => {
-                let mut out = x.into_owned();
-                out.par_chunks_mut(rpt * 2 * n).try_for_each(|o| {
+                let inverse = self.kind == FftKind::Ifft;
+                let transform = |o: &mut [f32]| {
                     let c = as_complex_mut(o);
-                    if self.kind == FftKind::Fft {
-                        plan.forward(c)?;
-                    } else {
+                    if inverse {
                         plan.inverse(c)?;
+                    } else {
+                        plan.forward(c)?;
                     }
                     if d.is_some() {
                         for v in o.iter_mut() {
@@ -132,8 +132,26 @@ impl FftOp {
                         }
                     }
                     Ok::<(), Error>(())
-                })?;
-                Ok(out)
+                };
+                let chunk = rpt * 2 * n;
+                match x {
+                    // A gathered (strided) input is already a fresh buffer: in place.
+                    Cow::Owned(mut out) => {
+                        out.par_chunks_mut(chunk).try_for_each(transform)?;
+                        Ok(out)
+                    }
+                    // A contiguous input is copied task by task into the output, where
+                    // the copy stays in cache for the transform (a whole-buffer copy first
+                    // would read every value from memory twice).
+                    Cow::Borrowed(input) => {
+                        let mut out = buffer::uninit::<f32>(input.len());
+                        out.par_chunks_mut(chunk)
+                            .zip(input.par_chunks(chunk))
+                            .try_for_each(|(o, i)| transform(write_all(o, i)))?;
+                        // SAFETY: the tasks cover the buffer and write every value.
+                        Ok(unsafe { buffer::assume_init(out) })
+                    }
+                }
             }
             FftKind::Rfft => {
                 let half = n / 2 + 1;
@@ -142,16 +160,20 @@ impl FftOp {
                 out.par_chunks_mut(rpt * 2 * half)
                     .zip(x.par_chunks(rpt * n))
                     .try_for_each(|(o, xs)| {
-                        let mut c: Vec<Complex32> =
-                            xs.iter().map(|&v| Complex32::new(v, 0.0)).collect();
-                        plan.forward(&mut c)?;
-                        for (orow, crow) in o.chunks_exact_mut(2 * half).zip(c.chunks_exact(n)) {
-                            for (ov, z) in orow.chunks_exact_mut(2).zip(&crow[..half]) {
-                                ov[0] = MaybeUninit::new(scaled(z.re, d));
-                                ov[1] = MaybeUninit::new(scaled(z.im, d));
+                        with_rows(xs.len(), |c| {
+                            for (z, &v) in c.iter_mut().zip(xs) {
+                                *z = Complex32::new(v, 0.0);
                             }
-                        }
-                        Ok::<(), Error>(())
+                            plan.forward(c)?;
+                            for (orow, crow) in o.chunks_exact_mut(2 * half).zip(c.chunks_exact(n))
+                            {
+                                for (ov, z) in orow.chunks_exact_mut(2).zip(&crow[..half]) {
+                                    ov[0] = MaybeUninit::new(scaled(z.re, d));
+                                    ov[1] = MaybeUninit::new(scaled(z.im, d));
+                                }
+                            }
+                            Ok::<(), Error>(())
+                        })
                     })?;
                 // SAFETY: the tasks cover the buffer and write every value of their rows.
                 Ok(unsafe { buffer::assume_init(out) })
@@ -163,21 +185,54 @@ impl FftOp {
                 out.par_chunks_mut(rpt * n)
                     .zip(x.par_chunks(rpt * 2 * m))
                     .try_for_each(|(o, xs)| {
-                        let mut c = vec![Complex32::new(0.0, 0.0); (xs.len() / (2 * m)) * n];
-                        for (crow, xrow) in c.chunks_exact_mut(n).zip(xs.chunks_exact(2 * m)) {
-                            hermitian_row(xrow, crow);
-                        }
-                        plan.inverse(&mut c)?;
-                        for (ov, z) in o.iter_mut().zip(&c) {
-                            *ov = MaybeUninit::new(scaled(z.re, d));
-                        }
-                        Ok::<(), Error>(())
+                        with_rows((xs.len() / (2 * m)) * n, |c| {
+                            for (crow, xrow) in c.chunks_exact_mut(n).zip(xs.chunks_exact(2 * m)) {
+                                hermitian_row(xrow, crow);
+                            }
+                            plan.inverse(c)?;
+                            for (ov, z) in o.iter_mut().zip(c.iter()) {
+                                *ov = MaybeUninit::new(scaled(z.re, d));
+                            }
+                            Ok::<(), Error>(())
+                        })
                     })?;
                 // SAFETY: the tasks cover the buffer and write every value of their rows.
                 Ok(unsafe { buffer::assume_init(out) })
             }
         }
     }
+}
+
+thread_local! {
+    /// A task's complex rows for the real transforms, reused by this thread's next task.
+    static ROWS: std::cell::RefCell<Vec<Complex32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` on `len` complex values of scratch (contents unspecified: `f` writes every
+/// value before reading it): this thread's buffer, or a fresh one if it is in use.
+fn with_rows<R>(len: usize, f: impl FnOnce(&mut [Complex32]) -> R) -> R {
+    let mut f = Some(f);
+    let reused = ROWS.try_with(|cell| {
+        let mut buf = cell.try_borrow_mut().ok()?;
+        if buf.len() < len {
+            buf.resize(len, Complex32::new(0.0, 0.0));
+        }
+        Some((f.take().expect("called once"))(&mut buf[..len]))
+    });
+    match reused {
+        Ok(Some(r)) => r,
+        _ => (f.take().expect("called once"))(&mut vec![Complex32::new(0.0, 0.0); len]),
+    }
+}
+
+/// Writes `src` into `dst` (same length) and returns it as initialized values.
+fn write_all<'a>(dst: &'a mut [MaybeUninit<f32>], src: &[f32]) -> &'a mut [f32] {
+    assert_eq!(dst.len(), src.len());
+    for (d, &s) in dst.iter_mut().zip(src) {
+        d.write(s);
+    }
+    // SAFETY: every element was just written; MaybeUninit<f32> has f32's layout.
+    unsafe { &mut *(dst as *mut [MaybeUninit<f32>] as *mut [f32]) }
 }
 
 /// The full spectrum of length n = `out.len()` from the interleaved half spectrum `x`
