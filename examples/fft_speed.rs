@@ -45,14 +45,7 @@ fn main() {
     for &n in &sizes {
         // Transforms per timing: enough work (~1M points) to dwarf the clock's resolution.
         let reps = (1usize << 20).div_ceil(n);
-        let mut s = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-        };
-        let x: Vec<Complex32> = (0..n).map(|_| Complex32::new(next(), next())).collect();
+        let x = complex_values(&signal(2 * n, 0x2545_F491_4F6C_DD1D));
         let plan = FftPlan::new(n, Precision::F32).unwrap();
         let stock = FftPlanner::<f32>::new().plan_fft_forward(n);
         let mut scratch = vec![Complex32::new(0.0, 0.0); stock.get_inplace_scratch_len()];
@@ -101,6 +94,26 @@ fn main() {
     }
 }
 
+/// `len` values in [-1, 1) from a xorshift generator seeded with `seed`.
+fn signal(len: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed;
+    (0..len)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+/// Interleaved (re, im) values as complex numbers.
+fn complex_values(v: &[f32]) -> Vec<Complex32> {
+    v.chunks_exact(2)
+        .map(|p| Complex32::new(p[0], p[1]))
+        .collect()
+}
+
 /// The tensor ops on a batch of rows against the in-place rows (one thread).
 fn op_overhead(n: usize) {
     let points: usize = std::env::var("FFT_OP_POINTS")
@@ -108,18 +121,8 @@ fn op_overhead(n: usize) {
         .and_then(|s| s.parse().ok())
         .unwrap_or(1 << 20);
     let rows = points.div_ceil(n);
-    let mut s = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-    };
-    let v: Vec<f32> = (0..2 * n * rows).map(|_| next()).collect();
-    let x: Vec<Complex32> = v
-        .chunks_exact(2)
-        .map(|p| Complex32::new(p[0], p[1]))
-        .collect();
+    let v = signal(2 * n * rows, 0x9E37_79B9_7F4A_7C15);
+    let x = complex_values(&v);
     let complex = Tensor::from_vec(v.clone(), (rows, n, 2), &Device::Cpu).unwrap();
     let real = Tensor::from_vec(v[..n * rows].to_vec(), (rows, n), &Device::Cpu).unwrap();
     let half = candle_repro::fft::rfft(&real, Norm::Backward).unwrap();
