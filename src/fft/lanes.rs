@@ -52,6 +52,21 @@ pub(crate) trait Lanes<T: FftScalar>: Arith {
     unsafe fn zip_hi<const G: usize>(self, o: Self) -> Self {
         zip_lanes::<T, Self, G>(self, o, Self::W / G / 2)
     }
+    /// W real values from `p` as complex values, converted to T (exact), with +0
+    /// imaginary parts: what [`Lanes::load_cx`] gives for the same values stored with
+    /// +0 imaginary parts and `conj` false.
+    #[inline(always)]
+    unsafe fn load_real(p: *const f32) -> Cx<Self> {
+        let mut re = [T::ZERO; MAX_LANES];
+        for (l, v) in re.iter_mut().enumerate().take(Self::W) {
+            // SAFETY: the caller's (W values at p).
+            *v = T::from_f32(unsafe { *p.add(l) });
+        }
+        Cx::new(
+            Self::from_lanes(&re),
+            Self::from_lanes(&[T::ZERO; MAX_LANES]),
+        )
+    }
     /// W interleaved complex values from `p`, converted to T (exact), im negated when
     /// `conj` (exact).
     #[inline(always)]

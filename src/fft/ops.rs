@@ -185,10 +185,7 @@ impl FftOp {
                     .zip(x.par_chunks(rpt * n))
                     .try_for_each(|(o, xs)| {
                         with_rows(xs.len(), |c| {
-                            for (z, &v) in c.iter_mut().zip(xs) {
-                                *z = Complex32::new(v, 0.0);
-                            }
-                            plan.forward(c)?;
+                            plan.forward_real(xs, c)?;
                             for (orow, crow) in o.chunks_exact_mut(2 * half).zip(c.chunks_exact(n))
                             {
                                 let v = as_f32(&crow[..half]);

@@ -216,6 +216,38 @@ impl FftPlan {
         self.run(input, output, false)
     }
 
+    /// Forward transforms of real rows: `output` (n complex values per row of n real
+    /// values of `input`) gets the bits [`FftPlan::forward`] gives for the rows with +0
+    /// imaginary parts; the Stockham plans read the real values in their first stage
+    /// instead of a complex copy.
+    pub fn forward_real(&self, input: &[f32], output: &mut [Complex32]) -> Result<()> {
+        self.forward_real_with_path(best_path(), input, output)
+    }
+
+    /// [`FftPlan::forward_real`] with the copy of the vector loops for `path` (a test
+    /// hook, like [`FftPlan::transform_with_path`]).
+    #[doc(hidden)]
+    pub fn forward_real_with_path(
+        &self,
+        path: VectorPath,
+        input: &[f32],
+        output: &mut [Complex32],
+    ) -> Result<()> {
+        self.check_len(input.len())?;
+        if output.len() != input.len() {
+            bail!(
+                "fft: output has {} values, input {}",
+                output.len(),
+                input.len()
+            );
+        }
+        match &self.kernel {
+            Typed::F32(k) => process_real_rows(k, self.n, input, output, path),
+            Typed::F64(k) => process_real_rows(k, self.n, input, output, path),
+        }
+        Ok(())
+    }
+
     /// Inverse transforms (unnormalized) of the rows of `input` into `output`.
     pub fn inverse_out_of_place(
         &self,
@@ -410,6 +442,29 @@ fn process_rows<T: FftScalar>(
             }
         }
     });
+}
+
+/// [`process_rows`] for real rows (forward): Stockham reads them in its first stage; the
+/// other algorithms get each row as complex values with +0 imaginary parts, in place.
+fn process_real_rows<T: FftScalar>(
+    kernel: &Kernel<T>,
+    n: usize,
+    input: &[f32],
+    output: &mut [Complex32],
+    path: VectorPath,
+) {
+    if let Kernel::Stockham(s) = kernel {
+        with_scratch::<T, _>(s.interleaved_scratch_len(), |scratch| {
+            for (src, out) in input.chunks_exact(n).zip(output.chunks_exact_mut(n)) {
+                s.forward_real(path, src, out, scratch);
+            }
+        });
+        return;
+    }
+    for (o, &v) in output.iter_mut().zip(input) {
+        *o = Complex32::new(v, 0.0);
+    }
+    process_rows(kernel, n, false, None, output, path);
 }
 
 /// The plan's algorithm and tables in their working type, for

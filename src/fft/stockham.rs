@@ -144,13 +144,37 @@ impl<T: FftScalar> Stockham<T> {
         assert!(scratch.len() >= 4 * n);
         let dst = out.as_mut_ptr();
         let io = Io::Interleaved {
-            src: input.map_or(dst as *const Complex32, |i| i.as_ptr()),
+            src: Input::Complex(input.map_or(dst as *const Complex32, |i| i.as_ptr())),
             dst,
             conj,
             scratch: scratch.as_mut_ptr(),
         };
         // SAFETY: n values at src and dst, 4n in scratch (checked above); the scratch is
         // borrowed apart from both.
+        unsafe { dispatch(self, path, io) }
+    }
+
+    /// [`Stockham::forward_interleaved`] of a real row (forward direction): the bits of
+    /// the forward transform of the complex row with +0 imaginary parts, without building
+    /// it (the first stage reads the real values).
+    pub(crate) fn forward_real(
+        &self,
+        path: VectorPath,
+        input: &[f32],
+        out: &mut [Complex32],
+        scratch: &mut [T],
+    ) {
+        let n = self.n;
+        assert!(out.len() == n && input.len() == n);
+        assert!(scratch.len() >= 4 * n);
+        let io = Io::Interleaved {
+            src: Input::Real(input.as_ptr()),
+            dst: out.as_mut_ptr(),
+            conj: false,
+            scratch: scratch.as_mut_ptr(),
+        };
+        // SAFETY: n values at src and dst, 4n in scratch (checked above); all three are
+        // distinct borrows.
         unsafe { dispatch(self, path, io) }
     }
 }
@@ -185,15 +209,24 @@ enum Io<T> {
         sre: *mut T,
         sim: *mut T,
     },
-    /// `src` (n interleaved values, conjugated on the way in when `conj`) to `dst` (n
-    /// values, rounded to f32, conjugated when `conj`, NaNs canonical); `src` may equal
-    /// `dst`. `scratch` holds 4n values (two buffer pairs).
+    /// `src` (n interleaved values, conjugated on the way in when `conj`; or n real
+    /// values, with `conj` false) to `dst` (n values, rounded to f32, conjugated when
+    /// `conj`, NaNs canonical); `src` may equal `dst`. `scratch` holds 4n values (two
+    /// buffer pairs).
     Interleaved {
-        src: *const Complex32,
+        src: Input,
         dst: *mut Complex32,
         conj: bool,
         scratch: *mut T,
     },
+}
+
+/// The input of an interleaved transform: complex values, or real values whose imaginary
+/// parts are +0.
+#[derive(Clone, Copy)]
+enum Input {
+    Complex(*const Complex32),
+    Real(*const f32),
 }
 
 /// Runs `io` with the copy of the stage loops for `path` (or the widest below it that the
@@ -323,7 +356,10 @@ unsafe fn execute_scalar<T: FftScalar>(plan: &Stockham<T>, io: Io<T>) {
                 let (im, rest) = rest.split_at_mut(n);
                 let (sre, sim) = rest.split_at_mut(n);
                 for j in 0..n {
-                    let z = *src.add(j);
+                    let z = match src {
+                        Input::Complex(p) => *p.add(j),
+                        Input::Real(p) => Complex32::new(*p.add(j), 0.0),
+                    };
                     re[j] = T::from_f32(z.re);
                     im[j] = T::from_f32(if conj { -z.im } else { z.im });
                 }
@@ -417,9 +453,15 @@ unsafe fn run_plain<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
         // the interleaved input and the scratch.
         unsafe {
             match io {
-                Io::Interleaved { src, conj, .. } if s == 0 => {
-                    stage_v::<T, 8, L, _, _>(st, n, &CxSrc { p: src, conj }, &split_dst)
-                }
+                Io::Interleaved {
+                    src: Input::Complex(p),
+                    conj,
+                    ..
+                } if s == 0 => stage_v::<T, 8, L, _, _>(st, n, &CxSrc { p, conj }, &split_dst),
+                Io::Interleaved {
+                    src: Input::Real(p),
+                    ..
+                } if s == 0 => stage_v::<T, 8, L, _, _>(st, n, &RealSrc { p }, &split_dst),
                 Io::Interleaved { dst, conj, .. } if s == last => {
                     stage_r::<T, L, _, _>(st, n, &split_src, &CxDst { p: dst, conj })
                 }
@@ -476,9 +518,20 @@ unsafe fn run_with<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
         // W <= ns and the stage after it (checked above).
         unsafe {
             match io {
-                Io::Interleaved { src, conj, .. } if p == 0 => {
+                Io::Interleaved {
+                    src: Input::Complex(src),
+                    conj,
+                    ..
+                } if p == 0 => {
                     debug_assert!(!fuse);
                     stage_v::<T, 8, L, _, _>(st, n, &CxSrc { p: src, conj }, &split_dst)
+                }
+                Io::Interleaved {
+                    src: Input::Real(src),
+                    ..
+                } if p == 0 => {
+                    debug_assert!(!fuse);
+                    stage_v::<T, 8, L, _, _>(st, n, &RealSrc { p: src }, &split_dst)
                 }
                 Io::Interleaved { dst, conj, .. } if p == last_pass => {
                     let d = &CxDst { p: dst, conj };
@@ -590,6 +643,19 @@ impl<T: FftScalar, L: Lanes<T>> Source<T, L> for CxSrc {
     unsafe fn load(&self, at: usize) -> Cx<L> {
         // SAFETY: the caller's (at + W <= n).
         unsafe { L::load_cx(self.p.add(at), self.conj) }
+    }
+}
+
+/// Real f32 input, converted to T (exact), with +0 imaginary parts.
+struct RealSrc {
+    p: *const f32,
+}
+
+impl<T: FftScalar, L: Lanes<T>> Source<T, L> for RealSrc {
+    #[inline(always)]
+    unsafe fn load(&self, at: usize) -> Cx<L> {
+        // SAFETY: the caller's (at + W <= n).
+        unsafe { L::load_real(self.p.add(at)) }
     }
 }
 
