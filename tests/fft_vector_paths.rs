@@ -100,7 +100,7 @@ fn real_rows_give_the_bits_of_their_complex_rows() {
     }
     // Bad lengths are errors.
     let plan = FftPlan::new(8, Precision::F32).unwrap();
-    let mut out = vec![Complex32::new(0.0, 0.0); 8];
+    let mut out = [Complex32::new(0.0, 0.0); 8];
     assert!(plan.forward_real(&[0.0; 7], &mut out[..7]).is_err());
     assert!(plan.forward_real(&[0.0; 8], &mut out[..4]).is_err());
 }
