@@ -575,6 +575,9 @@ fn bad_plans_are_errors_not_garbage() {
     let dims = Emu.upload_u64(&[8, 8, 1, 8]).unwrap();
     let run = |plan: &launch::LaunchPlan| {
         let mut out = Emu.alloc(DType::F32, 64).unwrap();
+        // Written by the host first: swapped, the kernel reads it, and the write into the
+        // input is the error wanted (not the read of unwritten memory before it).
+        out.mem.as_bytes_mut().fill(0);
         Emu.launch(
             plan,
             &mut [Slot::In(&buf), Slot::In(&dims), Slot::Out(&mut out)],
@@ -729,39 +732,362 @@ fn emulator_collectives_follow_cuda() {
     }
 }
 
-/// The emulator's mma.sync against a plain product of small integers (exact in bf16 and
-/// f32), A and B row-major in memory, fragments gathered by the PTX ISA's table.
+/// A CuTe layout, (thread, value) -> index, with the thread as (threadID_in_group,
+/// groupID) = (t % 4, t / 4) and the value's modes colexicographic: each mode (extent,
+/// stride).
+struct CuteLayout {
+    thr: [(usize, usize); 2],
+    val: &'static [(usize, usize)],
+}
+
+impl CuteLayout {
+    fn index(&self, t: usize, v: usize) -> usize {
+        let (mut i, mut rest) = (0, t);
+        for (e, s) in self.thr {
+            i += rest % e * s;
+            rest /= e;
+        }
+        rest = v;
+        for (e, s) in self.val {
+            i += rest % e * s;
+            rest /= e;
+        }
+        i
+    }
+}
+
+// The fragment layouts of CuTe (cute/atom/mma_traits_sm80.hpp), as data: for an M x K
+// operand A the index is m + M k, for B (N x K) n + N k, for C/D (M x N) m + M n; value v
+// of a thread is bits [w v, w (v + 1)) of its registers (w the element width).
+// SM80_16x8x16_F32BF16BF16F32_TN:
+//   A ((4,8),(2,2,2)):((32,1),(16,8,128)), B ((4,8),(2,2)):((16,1),(8,64)),
+//   C ((4,8),(2,2)):((32,1),(16,8));
+// SM80_16x8x32_S32S8S8S32_TN:
+//   A ((4,8),(4,2,2)):((64,1),(16,8,256)), B ((4,8),(4,2)):((32,1),(8,128)), C as above.
+const BF16_A: CuteLayout = CuteLayout {
+    thr: [(4, 32), (8, 1)],
+    val: &[(2, 16), (2, 8), (2, 128)],
+};
+const BF16_B: CuteLayout = CuteLayout {
+    thr: [(4, 16), (8, 1)],
+    val: &[(2, 8), (2, 64)],
+};
+const S8_A: CuteLayout = CuteLayout {
+    thr: [(4, 64), (8, 1)],
+    val: &[(4, 16), (2, 8), (2, 256)],
+};
+const S8_B: CuteLayout = CuteLayout {
+    thr: [(4, 32), (8, 1)],
+    val: &[(4, 8), (2, 128)],
+};
+const ACC_C: CuteLayout = CuteLayout {
+    thr: [(4, 32), (8, 1)],
+    val: &[(2, 16), (2, 8)],
+};
+
+/// The CuTe tables above agree with a few entries read off the PTX ISA's fragment figures
+/// by hand (lane 5: groupID 1, threadID_in_group 1).
 #[test]
-fn emulator_mma_is_the_matrix_product() {
-    let a: Vec<f32> = (0..256).map(|i| ((i * 7 % 13) as f32) - 6.0).collect();
-    let b: Vec<f32> = (0..128).map(|i| ((i * 5 % 11) as f32) - 5.0).collect();
-    let bf = |v: &[f32]| -> Vec<u8> {
-        v.iter()
-            .flat_map(|x| half::bf16::from_f32(*x).to_bits().to_le_bytes())
-            .collect()
-    };
-    let (ab, bb) = (
-        cuda_emu::Buffer::from_bytes(&bf(&a)),
-        cuda_emu::Buffer::from_bytes(&bf(&b)),
+fn mma_layout_tables_agree_with_the_ptx_figures() {
+    // m16n8k16 .bf16 A: a0,a1 = (1, 2), (1, 3); a2,a3 = (9, 2), (9, 3); a4 = (1, 10); a6 = (9, 10).
+    let a = |v| (BF16_A.index(5, v) % 16, BF16_A.index(5, v) / 16);
+    assert_eq!(
+        [a(0), a(1), a(2), a(3), a(4), a(6)],
+        [(1, 2), (1, 3), (9, 2), (9, 3), (1, 10), (9, 10)]
     );
-    let d = cuda_emu::Buffer::new(128 * 4);
-    let args = [
-        cuda_emu::Arg::In(&ab, 0),
-        cuda_emu::Arg::In(&bb, 0),
-        cuda_emu::Arg::Out(&d, 0),
-    ];
-    cuda_emu::launch("selftest", "selftest_mma", [1, 1, 1], [32, 1, 1], &args).unwrap();
-    let got: Vec<f32> = d
-        .as_bytes()
+    // B (k, n): b0,b1 = (2, 1), (3, 1); b2 = (10, 1).
+    let b = |v| (BF16_B.index(5, v) / 8, BF16_B.index(5, v) % 8);
+    assert_eq!([b(0), b(1), b(2)], [(2, 1), (3, 1), (10, 1)]);
+    // C/D: c0,c1 = (1, 2), (1, 3); c2 = (9, 2).
+    let c = |v| (ACC_C.index(5, v) % 16, ACC_C.index(5, v) / 16);
+    assert_eq!([c(0), c(1), c(2)], [(1, 2), (1, 3), (9, 2)]);
+    // m16n8k32 .s8 A: a0..a3 = (1, 4..7); a4 = (9, 4); a8 = (1, 20); a12 = (9, 20).
+    let a = |v| (S8_A.index(5, v) % 16, S8_A.index(5, v) / 16);
+    assert_eq!(
+        [a(0), a(3), a(4), a(8), a(12)],
+        [(1, 4), (1, 7), (9, 4), (1, 20), (9, 20)]
+    );
+    // B (k, n): b0..b3 = (4..7, 1); b4 = (20, 1).
+    let b = |v| (S8_B.index(5, v) / 8, S8_B.index(5, v) % 8);
+    assert_eq!([b(0), b(3), b(4)], [(4, 1), (7, 1), (20, 1)]);
+}
+
+fn words_u32(b: &cuda_emu::Buffer) -> Vec<u32> {
+    b.as_bytes()
         .chunks_exact(4)
-        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-        .collect();
-    for r in 0..16 {
-        for c in 0..8 {
-            let want: f32 = (0..16).map(|k| a[r * 16 + k] * b[k * 8 + c]).sum();
-            assert_eq!(got[r * 8 + c], want, "D[{r}][{c}]");
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// The emulator's mma.sync decodes the fragments as CuTe's tables say: A, B, C of small
+/// integers (exact in bf16 and f32, or s8 and s32) packed by the tables, D unpacked by
+/// them, against the exact product. A swapped register or a misread element in the
+/// emulator fails here even if a kernel makes the same mistake.
+#[test]
+fn emulator_mma_fragments_follow_the_cute_tables() {
+    let mut rng = Lcg(26);
+    for kind in ["bf16", "s8"] {
+        for _ in 0..4 {
+            let (k, al, bl) = if kind == "bf16" {
+                (16, &BF16_A, &BF16_B)
+            } else {
+                (32, &S8_A, &S8_B)
+            };
+            let span = if kind == "bf16" { 17 } else { 256 };
+            let mut draw = |n: usize| -> Vec<i64> {
+                (0..n)
+                    .map(|_| rng.below(span) as i64 - span as i64 / 2)
+                    .collect()
+            };
+            let a = draw(16 * k); // a[m * k + kk]
+            let b = draw(k * 8); // b[kk * 8 + n]
+            let c: Vec<i64> = draw(128).iter().map(|v| v * 1000).collect(); // c[m * 8 + n]
+            let (per, width) = if kind == "bf16" { (2, 16) } else { (4, 8) };
+            let enc = |v: i64| -> u32 {
+                if kind == "bf16" {
+                    half::bf16::from_f32(v as f32).to_bits() as u32
+                } else {
+                    v as i8 as u8 as u32
+                }
+            };
+            let mut af = vec![0u32; 128];
+            let mut bf = vec![0u32; 64];
+            let mut cf = vec![0u32; 128];
+            for t in 0..32 {
+                for v in 0..4 * per {
+                    let i = al.index(t, v);
+                    let (m, kk) = (i % 16, i / 16);
+                    af[4 * t + v / per] |= enc(a[m * k + kk]) << (width * (v % per));
+                }
+                for v in 0..2 * per {
+                    let i = bl.index(t, v);
+                    let (n, kk) = (i % 8, i / 8);
+                    bf[2 * t + v / per] |= enc(b[kk * 8 + n]) << (width * (v % per));
+                }
+                for v in 0..4 {
+                    let i = ACC_C.index(t, v);
+                    let x = c[(i % 16) * 8 + i / 16];
+                    cf[4 * t + v] = if kind == "bf16" {
+                        (x as f32).to_bits()
+                    } else {
+                        x as i32 as u32
+                    };
+                }
+            }
+            let bytes = |w: &[u32]| -> Vec<u8> { w.iter().flat_map(|x| x.to_le_bytes()).collect() };
+            let (ab, bb, cb) = (
+                cuda_emu::Buffer::from_bytes(&bytes(&af)),
+                cuda_emu::Buffer::from_bytes(&bytes(&bf)),
+                cuda_emu::Buffer::from_bytes(&bytes(&cf)),
+            );
+            let d = cuda_emu::Buffer::new(128 * 4);
+            let args = [
+                cuda_emu::Arg::In(&ab, 0),
+                cuda_emu::Arg::In(&bb, 0),
+                cuda_emu::Arg::In(&cb, 0),
+                cuda_emu::Arg::Out(&d, 0),
+            ];
+            let kernel = format!("selftest_mma_{kind}");
+            cuda_emu::launch("selftest", &kernel, [1, 1, 1], [32, 1, 1], &args).unwrap();
+            let got = words_u32(&d);
+            for t in 0..32 {
+                for v in 0..4 {
+                    let i = ACC_C.index(t, v);
+                    let (m, n) = (i % 16, i / 16);
+                    let want: i64 =
+                        (0..k).map(|kk| a[m * k + kk] * b[kk * 8 + n]).sum::<i64>() + c[m * 8 + n];
+                    let g = got[4 * t + v];
+                    let g = if kind == "bf16" {
+                        f32::from_bits(g) as i64
+                    } else {
+                        g as i32 as i64
+                    };
+                    assert_eq!(g, want, "{kind}: D[{m}][{n}] (lane {t}, register {v})");
+                }
+            }
         }
     }
+}
+
+/// Shuffles as the PTX ISA defines shfl.sync (lane operand's low 5 bits, the segment and
+/// clamp CUDA passes for a width): answers worked out by hand from the ISA's rules.
+#[test]
+fn emulator_shuffle_lanes_follow_ptx() {
+    let out = selftest("selftest_shuffle_lanes", 32, 320).unwrap();
+    for t in 0..32i32 {
+        let own = 100 + t;
+        let want = [
+            // down 33: offset 1; the last lane keeps its own.
+            if t < 31 { own + 1 } else { own },
+            // idx -1: lane 31.
+            131,
+            // xor 33: xor 1.
+            100 + (t ^ 1),
+            // up 33 in segments of 8: offset 1 within the segment.
+            if t % 8 >= 1 { own - 1 } else { own },
+            // idx 9 in segments of 8: lane 1 of the segment.
+            100 + (t & !7) + 1,
+            // xor 8 in segments of 8: the earlier segment readable, the later not.
+            if t & 8 != 0 { 100 + (t ^ 8) } else { own },
+            // down -1: offset 31; only lane 0 has a source (lane 31).
+            if t == 0 { 131 } else { own },
+            // up 3 in segments of 16.
+            if t % 16 >= 3 { own - 3 } else { own },
+            // down 5 in segments of 16.
+            if t % 16 <= 10 { own + 5 } else { own },
+            // idx t - 41 in segments of 4: low 2 bits of t - 41.
+            100 + (t & !3) + ((t - 41) & 3),
+        ];
+        for (k, w) in want.iter().enumerate() {
+            assert_eq!(out[k * 32 + t as usize], *w, "case {k}, lane {t}");
+        }
+    }
+}
+
+fn launch_one(
+    kernel: &str,
+    grid: u32,
+    threads: u32,
+    args: &[cuda_emu::Arg<'_>],
+) -> Result<(), String> {
+    cuda_emu::launch_with(
+        "selftest",
+        kernel,
+        [grid, 1, 1],
+        [threads, 1, 1],
+        args,
+        3,
+        7,
+    )
+}
+
+/// The sanitizer's detectors, each on a kernel with its defect: clear messages naming the
+/// kernel, the shared variable and offset or the buffer, and the threads; a warp collective
+/// does order a warp's shared accesses; mma sums not exact in f32 are an error.
+#[test]
+fn emulator_reports_sanitizer_defects() {
+    let has = |e: &str, parts: &[&str]| {
+        for p in parts {
+            assert!(e.contains(p), "{p:?} not in: {e}");
+        }
+    };
+    let out = cuda_emu::Buffer::new(64 * 4);
+    let e = launch_one(
+        "selftest_missing_barrier",
+        1,
+        32,
+        &[cuda_emu::Arg::Out(&out, 0)],
+    )
+    .unwrap_err();
+    has(
+        &e,
+        &[
+            "selftest_missing_barrier: shared-memory race",
+            "of `s` (declared at selftest.cu:",
+            "shared offset",
+            "thread (",
+            "same barrier interval",
+        ],
+    );
+    let e = launch_one(
+        "selftest_shared_from_previous_block",
+        2,
+        32,
+        &[cuda_emu::Arg::Out(&out, 0)],
+    )
+    .unwrap_err();
+    has(
+        &e,
+        &[
+            "selftest_shared_from_previous_block: thread (0,0,0) of block (1,0,0) reads byte 0 of `s`",
+            "which this block has not written",
+        ],
+    );
+    let unwritten = cuda_emu::Buffer::new(32 * 4);
+    let e = launch_one(
+        "selftest_read_unwritten",
+        1,
+        32,
+        &[
+            cuda_emu::Arg::In(&unwritten, 0),
+            cuda_emu::Arg::Out(&out, 0),
+        ],
+    )
+    .unwrap_err();
+    has(
+        &e,
+        &[
+            "selftest_read_unwritten: uninitialized device memory",
+            "reads 4 bytes at byte 0 of argument 0",
+        ],
+    );
+    let e = launch_one(
+        "selftest_write_before",
+        1,
+        32,
+        &[cuda_emu::Arg::Out(&out, 0)],
+    )
+    .unwrap_err();
+    has(
+        &e,
+        &[
+            "selftest_write_before: out-of-bounds access",
+            "thread (0,0,0) of block (0,0,0) writes 4 bytes 4 bytes before the start of argument 0",
+        ],
+    );
+    // Order-dependent results: each order alone "works".
+    let acc = cuda_emu::Buffer::from_bytes(&0f32.to_le_bytes());
+    let args = [cuda_emu::Arg::Out(&acc, 0)];
+    cuda_emu::launch_with(
+        "selftest",
+        "selftest_order_dependent",
+        [1; 3],
+        [32, 1, 1],
+        &args,
+        1,
+        0,
+    )
+    .unwrap();
+    let e = launch_one("selftest_order_dependent", 1, 32, &args).unwrap_err();
+    has(
+        &e,
+        &[
+            "selftest_order_dependent: the output depends on the schedule",
+            "in index order",
+            "in reverse order",
+        ],
+    );
+    let e = launch_one("selftest_block_order_dependent", 8, 32, &args).unwrap_err();
+    has(
+        &e,
+        &["selftest_block_order_dependent: the output depends on the schedule"],
+    );
+    // Ordered by a warp collective: no race, under every schedule.
+    launch_one(
+        "selftest_warp_ordered_shared",
+        1,
+        32,
+        &[cuda_emu::Arg::Out(&out, 0)],
+    )
+    .unwrap();
+    for (t, w) in words_u32(&out).iter().take(32).enumerate() {
+        assert_eq!(*w, 10 * (t as u32 ^ 1), "lane {t}");
+    }
+    let e = launch_one(
+        "selftest_mma_inexact",
+        1,
+        32,
+        &[cuda_emu::Arg::Out(&out, 0)],
+    )
+    .unwrap_err();
+    has(
+        &e,
+        &[
+            "mma.sync m16n8k16 bf16 -> f32 at selftest.cu:",
+            "D[0][0] (lane 0, register 0)",
+            "not all exact in f32",
+        ],
+    );
 }
 
 /// Divergent barriers, lanes missing from a collective: errors naming the call site; a
@@ -1360,20 +1686,37 @@ fn check_fft_plan(n: usize, mma_too: bool) -> usize {
 /// Every plan kind through the device launch steps (`fft::cuda::transform`: DFT-GEMM,
 /// Stockham radix 2/4/8 stages, Bluestein's chirp steps, the Ozaki GEMM and stages, plain
 /// and on tensor cores) on rows with NaN, infinities, zeros and subnormals: every power of
-/// two 2^1..2^16 and 2^20, n <= 16, Bluestein sizes, three precisions, forward and
+/// two 2^1..2^16 (2^20 below), n <= 16, Bluestein sizes, three precisions, forward and
 /// inverse, against the CPU plan.
 #[test]
 fn fft_plans_match_the_cpu() {
+    // Up to 4096 points under the default schedules (index, reverse and a random order of
+    // the threads and blocks), the larger ones under one: the same kernels, and the
+    // emulator's checks make them the slowest cases by far.
+    let check = |n: usize, mma: bool| {
+        if n <= 4096 {
+            check_fft_plan(n, mma)
+        } else {
+            cuda_emu::with_schedules(1, || check_fft_plan(n, mma))
+        }
+    };
     let mut total = 0;
     for p in 1..=16 {
-        total += check_fft_plan(1 << p, p <= 12);
+        total += check(1 << p, p <= 12);
     }
-    total += check_fft_plan(1 << 20, false);
     for n in [
         1, 3, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 17, 24, 100, 127, 1000, 1155, 4097, 12345,
     ] {
-        total += check_fft_plan(n, n <= 1000);
+        total += check(n, n <= 1000);
     }
+    println!("{total} transformed values: device steps == CPU");
+}
+
+/// The plan of 2^20 points (its own test: the slowest case, run beside the others), under
+/// one schedule.
+#[test]
+fn fft_plan_of_2_20_points_matches_the_cpu() {
+    let total = cuda_emu::with_schedules(1, || check_fft_plan(1 << 20, false));
     println!("{total} transformed values: device steps == CPU");
 }
 

@@ -18,6 +18,12 @@
 #define RM_SLOW_FN __attribute__((noinline))
 #endif
 
+// Shared memory: REPRO_SHARED(T, name, [dims]) is `__shared__ T name[dims]`. The emulated
+// device (tools/cuda-emu/include/cuda_emu.h) defines it first, to see every access.
+#if !defined(REPRO_SHARED)
+#define REPRO_SHARED(T, name, dims) __shared__ T name dims
+#endif
+
 // A constant table readable from device and host code: nvcc needs the device copy in
 // __device__ memory; the host copy is an ordinary array. RM_TABLE(name)[i] picks the one for
 // the code being compiled. Tables hold bit patterns (uint64_t), as the Rust ones do.

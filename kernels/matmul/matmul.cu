@@ -49,8 +49,8 @@ __device__ void product(uint64_t batch, uint64_t m, uint64_t n, uint64_t k,
                         double coeff, int32_t start_tier, const double* row_norm,
                         const uint8_t* row_signs, const double* col_norm,
                         const uint8_t* col_signs, typename O::T* out) {
-    __shared__ double As[REPRO_MM_KT][REPRO_MM_TILE];
-    __shared__ double Bs[REPRO_MM_KT][REPRO_MM_TILE];
+    REPRO_SHARED(double, As, [REPRO_MM_KT][REPRO_MM_TILE]);
+    REPRO_SHARED(double, Bs, [REPRO_MM_KT][REPRO_MM_TILE]);
     const uint32_t t = threadIdx.x;
     const uint32_t tx = t % 16, ty = t / 16;
     const uint64_t mt = (m + REPRO_MM_TILE - 1) / REPRO_MM_TILE;

@@ -27,10 +27,10 @@ __device__ void norm_rows(uint64_t rows, uint64_t n, const typename F::T* x,
                           const typename F::T* w, const typename F::T* b, int32_t has_bias,
                           int32_t remove_mean, float eps, int32_t exact_only,
                           typename F::T* out) {
-    __shared__ double s_s[REPRO_NORM_BLOCK];
-    __shared__ double s_q[REPRO_NORM_BLOCK];
-    __shared__ double s_a[REPRO_NORM_BLOCK];
-    __shared__ int s_bad[REPRO_NORM_BLOCK];
+    REPRO_SHARED(double, s_s, [REPRO_NORM_BLOCK]);
+    REPRO_SHARED(double, s_q, [REPRO_NORM_BLOCK]);
+    REPRO_SHARED(double, s_a, [REPRO_NORM_BLOCK]);
+    REPRO_SHARED(int, s_bad, [REPRO_NORM_BLOCK]);
     const uint32_t T = blockDim.x;
     const uint32_t t = threadIdx.x;
     for (uint64_t row = blockIdx.x; row < rows; row += gridDim.x) {

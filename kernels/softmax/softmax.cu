@@ -22,12 +22,12 @@ __device__ void softmax_rows(size_t rows, size_t n, const typename F::T* inp,
                              typename F::T* out) {
     using namespace repro;
     using namespace repro::softmax;
-    __shared__ float s_max[REPRO_SOFTMAX_BLOCK];
-    __shared__ __int128 s_hi[REPRO_SOFTMAX_BLOCK];
-    __shared__ __int128 s_lo[REPRO_SOFTMAX_BLOCK];
-    __shared__ unsigned long long s_k[REPRO_SOFTMAX_BLOCK];
-    __shared__ unsigned long long s_le[REPRO_SOFTMAX_BLOCK];
-    __shared__ int s_nan[REPRO_SOFTMAX_BLOCK];
+    REPRO_SHARED(float, s_max, [REPRO_SOFTMAX_BLOCK]);
+    REPRO_SHARED(__int128, s_hi, [REPRO_SOFTMAX_BLOCK]);
+    REPRO_SHARED(__int128, s_lo, [REPRO_SOFTMAX_BLOCK]);
+    REPRO_SHARED(unsigned long long, s_k, [REPRO_SOFTMAX_BLOCK]);
+    REPRO_SHARED(unsigned long long, s_le, [REPRO_SOFTMAX_BLOCK]);
+    REPRO_SHARED(int, s_nan, [REPRO_SOFTMAX_BLOCK]);
     const size_t T = blockDim.x;
     const size_t t = threadIdx.x;
     for (size_t row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -112,12 +112,12 @@ __device__ void log_softmax_rows(size_t rows, size_t n, const typename F::T* inp
                                  typename F::T* out) {
     using namespace repro;
     using namespace repro::softmax;
-    __shared__ float s_max[REPRO_SOFTMAX_BLOCK];
-    __shared__ float s_x2[REPRO_SOFTMAX_BLOCK];
-    __shared__ __int128 s_hi[REPRO_SOFTMAX_BLOCK];
-    __shared__ __int128 s_lo[REPRO_SOFTMAX_BLOCK];
-    __shared__ unsigned long long s_k[REPRO_SOFTMAX_BLOCK];
-    __shared__ unsigned long long s_le[REPRO_SOFTMAX_BLOCK];
+    REPRO_SHARED(float, s_max, [REPRO_SOFTMAX_BLOCK]);
+    REPRO_SHARED(float, s_x2, [REPRO_SOFTMAX_BLOCK]);
+    REPRO_SHARED(__int128, s_hi, [REPRO_SOFTMAX_BLOCK]);
+    REPRO_SHARED(__int128, s_lo, [REPRO_SOFTMAX_BLOCK]);
+    REPRO_SHARED(unsigned long long, s_k, [REPRO_SOFTMAX_BLOCK]);
+    REPRO_SHARED(unsigned long long, s_le, [REPRO_SOFTMAX_BLOCK]);
     const size_t T = blockDim.x;
     const size_t t = threadIdx.x;
     for (size_t row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -199,10 +199,10 @@ __device__ void softmax_bwd_rows(size_t rows, size_t n, const typename F::T* y,
                                  const typename F::T* g, typename F::T* out) {
     using namespace repro;
     using namespace repro::softmax;
-    __shared__ double s_amax[REPRO_SOFTMAX_BLOCK];
-    __shared__ int s_flags[REPRO_SOFTMAX_BLOCK];
-    __shared__ __int128 s_hi[REPRO_SOFTMAX_BLOCK];
-    __shared__ __int128 s_lo[REPRO_SOFTMAX_BLOCK];
+    REPRO_SHARED(double, s_amax, [REPRO_SOFTMAX_BLOCK]);
+    REPRO_SHARED(int, s_flags, [REPRO_SOFTMAX_BLOCK]);
+    REPRO_SHARED(__int128, s_hi, [REPRO_SOFTMAX_BLOCK]);
+    REPRO_SHARED(__int128, s_lo, [REPRO_SOFTMAX_BLOCK]);
     const size_t T = blockDim.x;
     const size_t t = threadIdx.x;
     for (size_t row = blockIdx.x; row < rows; row += gridDim.x) {

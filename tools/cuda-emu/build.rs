@@ -2,6 +2,11 @@
 //! (`kernels/<family>/<module>.cu`) compiled as host C++ (with `include/cuda_emu.h`
 //! force-included, no contraction into FMA, IEEE semantics), plus a table of its kernels per module for the runtime (`src/runtime.cpp`).
 //!
+//! The kernel units are compiled with `-fsanitize=thread`: every load and store calls a
+//! `__tsan_*` function, which the runtime defines (no sanitizer runtime is linked) to check
+//! shared memory and device buffers. Loop-to-memset/memcpy rewriting is off there, so no
+//! store escapes the callbacks. The runtime itself is not instrumented.
+//!
 //! The kernels are listed by preprocessing each file with `REPRO_EMU_SCAN`, where
 //! `__global__` becomes a marker: the kernels that macros generate are found as well, and
 //! the table is written from the compiler's view of the file, never by hand.
@@ -47,8 +52,15 @@ fn main() {
         b
     };
 
+    let mut runtime = base();
+    runtime
+        .file(manifest.join("src/runtime.cpp"))
+        .warnings(true);
     let mut build = base();
-    build.file(manifest.join("src/runtime.cpp")).warnings(true);
+    build
+        .flag("-fsanitize=thread")
+        .flag_if_supported("--param=tsan-instrument-func-entry-exit=0")
+        .flag_if_supported("-fno-tree-loop-distribute-patterns");
     let mut registry = String::from("#include \"emu_abi.h\"\n");
     let mut modules = String::new();
     for src in &sources {
@@ -82,7 +94,8 @@ fn main() {
     let path = out.join("emu_registry.cpp");
     write_if_changed(&path, &registry);
     build.file(&path);
-    build.compile("cuda_emu");
+    build.compile("cuda_emu_kernels");
+    runtime.compile("cuda_emu");
 }
 
 /// The `extern "C" __global__` functions of one kernel file, in the order they appear.

@@ -1,9 +1,15 @@
 //! A CPU-emulated CUDA device for candle-repro's tests: every kernel of `kernels/*/*.cu`,
 //! compiled as host C++ (see build.rs and `include/cuda_emu.h`), run over its grid with
-//! the block's threads as fibers, real `__syncthreads` barriers, warp shuffles and votes,
-//! `mma.sync` m16n8k16 from the PTX ISA's fragment tables, and guarded buffers: an
-//! out-of-bounds access, a write to an input, a barrier not reached by every thread or a
-//! collective with a missing lane is an `Err`, not a crash or a hang.
+//! the block's threads as fibers, real `__syncthreads` barriers, warp shuffles and votes
+//! (the PTX ISA's lane arithmetic), `mma.sync` m16n8k16 bf16 and m16n8k32 s8 from the PTX
+//! ISA's fragment tables, and the checks of a sanitizer: an out-of-bounds access (guard
+//! zones before and after every buffer, red zones between shared variables), a write to
+//! an input, a read of device memory never written since allocation or of shared memory
+//! the block has not written, a shared-memory race (two threads, one byte, one barrier
+//! interval, a write among them), a barrier not reached by every thread, a collective with
+//! a missing lane, an `mma` whose sums are not exact in its accumulator, and an output that
+//! changes with the order the threads and blocks run in, are each an `Err`, not a crash, a
+//! hang or a silent pass.
 //!
 //! Nothing here knows about candle or about any op: candle-repro's launch layer
 //! (`candle_repro::launch`) computes the plan, and its test adapter (`tests/common/emu.rs`)
@@ -18,29 +24,52 @@ struct EmuArg {
     pointer: u32,
 }
 
+#[repr(C)]
+struct EmuLaunchArg {
+    arg: EmuArg,
+    buffer: *mut BufInfo,
+    writable: u32,
+}
+
+/// The runtime's record of a buffer (`BufInfo` in src/runtime.cpp).
+#[repr(C)]
+struct BufInfo {
+    region: *mut c_char,
+    map_len: usize,
+    data: *mut u8,
+    bytes: usize,
+    init: *mut u8,
+}
+
 unsafe extern "C" {
-    fn repro_emu_alloc(bytes: usize, map_len: *mut usize, data: *mut *mut c_void) -> *mut c_void;
-    fn repro_emu_free(region: *mut c_void, map_len: usize);
-    fn repro_emu_protect(region: *mut c_void, map_len: usize, read_only: i32) -> i32;
+    fn repro_emu_alloc(bytes: usize) -> *mut BufInfo;
+    fn repro_emu_free(info: *mut BufInfo);
+    fn repro_emu_mark_written(info: *mut BufInfo);
+    fn repro_emu_protect(info: *mut BufInfo, read_only: i32) -> i32;
     fn repro_emu_has_kernel(module: *const c_char, kernel: *const c_char) -> i32;
+    #[allow(clippy::too_many_arguments)]
     fn repro_emu_launch(
         module: *const c_char,
         kernel: *const c_char,
         grid: *const u32,
         block: *const u32,
-        args: *const EmuArg,
+        args: *const EmuLaunchArg,
         nargs: usize,
+        schedules: u32,
+        seed: u64,
         err: *mut c_char,
         err_len: usize,
     ) -> i32;
 }
 
-/// Device memory of the emulated device: host pages whose last byte touches an
-/// inaccessible page. New buffers are filled with 0xFF bytes (a NaN in every float format,
-/// never the canonical one), so an output element a kernel forgets to write shows up.
+/// Device memory of the emulated device: host pages between 64 KiB inaccessible guard
+/// zones, the last byte touching the one after. New buffers are filled with 0xFF bytes (a
+/// NaN in every float format, never the canonical one), so an output element a kernel
+/// forgets to write shows up, and marked unwritten: a kernel that reads a byte before
+/// anything wrote it (the host through [`Buffer::from_bytes`] or [`Buffer::as_bytes_mut`],
+/// or a kernel) fails its launch.
 pub struct Buffer {
-    region: *mut c_void,
-    map_len: usize,
+    info: *mut BufInfo,
     data: *mut u8,
     bytes: usize,
 }
@@ -51,24 +80,17 @@ unsafe impl Send for Buffer {}
 unsafe impl Sync for Buffer {}
 
 impl Buffer {
-    /// `bytes` bytes, each 0xFF.
+    /// `bytes` bytes, each 0xFF, none written.
     pub fn new(bytes: usize) -> Self {
-        let mut map_len = 0;
-        let mut data = std::ptr::null_mut();
-        // SAFETY: plain FFI call with out-pointers to locals.
-        let region = unsafe { repro_emu_alloc(bytes, &mut map_len, &mut data) };
+        // SAFETY: plain FFI call.
+        let info = unsafe { repro_emu_alloc(bytes) };
         assert!(
-            !region.is_null(),
+            !info.is_null(),
             "cannot map {bytes} bytes for the emulated device"
         );
-        let mut b = Buffer {
-            region,
-            map_len,
-            data: data.cast(),
-            bytes,
-        };
-        b.as_bytes_mut().fill(0xFF);
-        b
+        // SAFETY: a valid record, filled by repro_emu_alloc.
+        let data = unsafe { (*info).data };
+        Buffer { info, data, bytes }
     }
 
     /// A buffer holding a copy of `src`.
@@ -94,23 +116,32 @@ impl Buffer {
         unsafe { std::slice::from_raw_parts(self.data, self.bytes) }
     }
 
-    /// Its contents, writable.
+    /// Its contents, writable: every byte counts as written from now on.
     pub fn as_bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: the record is this buffer's own.
+        unsafe { repro_emu_mark_written(self.info) };
         // SAFETY: as above, and writable outside a launch (launch restores write access).
         unsafe { std::slice::from_raw_parts_mut(self.data, self.bytes) }
     }
 
+    /// Whether byte `i` has been written since allocation (by the host or a kernel).
+    pub fn is_written(&self, i: usize) -> bool {
+        assert!(i < self.bytes, "byte {i} of a {}-byte buffer", self.bytes);
+        // SAFETY: `init` holds `bytes` bytes.
+        unsafe { *(*self.info).init.add(i) != 0 }
+    }
+
     fn protect(&self, read_only: bool) {
-        // SAFETY: the region is this buffer's own mapping.
-        let rc = unsafe { repro_emu_protect(self.region, self.map_len, read_only as i32) };
+        // SAFETY: the record is this buffer's own mapping.
+        let rc = unsafe { repro_emu_protect(self.info, read_only as i32) };
         assert_eq!(rc, 0, "mprotect failed");
     }
 }
 
 impl Drop for Buffer {
     fn drop(&mut self) {
-        // SAFETY: the mapping was made by repro_emu_alloc and is released once.
-        unsafe { repro_emu_free(self.region, self.map_len) }
+        // SAFETY: the record was made by repro_emu_alloc and is released once.
+        unsafe { repro_emu_free(self.info) }
     }
 }
 
@@ -133,17 +164,72 @@ pub fn has_kernel(module: &str, kernel: &str) -> bool {
     unsafe { repro_emu_has_kernel(m.as_ptr(), k.as_ptr()) != 0 }
 }
 
-/// Run kernel `kernel` of `kernels/<family>/<module>.cu` over `grid` blocks of `block` threads.
-/// The inputs are read-only while it runs. Errors: an unknown kernel, arguments that do not
-/// match its parameters (count, pointer or value, size), an invalid configuration, an
-/// out-of-bounds access, a write to an input, a barrier or warp collective not reached by
-/// every thread it names, a deadlock, `__trap()`.
+/// The schedules every [`launch`] runs under: `REPRO_EMU_SCHEDULES` if set (at least 1),
+/// else 3 (index order, reverse order, one seeded random order; see [`launch_with`]).
+pub fn default_schedules() -> u32 {
+    static N: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *N.get_or_init(|| {
+        std::env::var("REPRO_EMU_SCHEDULES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(3)
+            .max(1)
+    })
+}
+
+thread_local! {
+    static SCHEDULES: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with every [`launch`] on this thread under `schedules` schedules (for the
+/// largest shapes, which the smaller ones already cover under several orders).
+pub fn with_schedules<R>(schedules: u32, f: impl FnOnce() -> R) -> R {
+    let saved = SCHEDULES.with(|s| s.replace(Some(schedules.max(1))));
+    struct Restore(Option<u32>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SCHEDULES.with(|s| s.set(self.0));
+        }
+    }
+    let _restore = Restore(saved);
+    f()
+}
+
+/// Run kernel `kernel` of `kernels/<family>/<module>.cu` over `grid` blocks of `block` threads,
+/// under [`default_schedules`] schedules (or those of an enclosing [`with_schedules`]),
+/// seed 0. See [`launch_with`].
 pub fn launch(
     module: &str,
     kernel: &str,
     grid: [u32; 3],
     block: [u32; 3],
     args: &[Arg<'_>],
+) -> Result<(), String> {
+    let schedules = SCHEDULES
+        .with(|s| s.get())
+        .unwrap_or_else(default_schedules);
+    launch_with(module, kernel, grid, block, args, schedules, 0)
+}
+
+/// Run kernel `kernel` of `kernels/<family>/<module>.cu` over `grid` blocks of `block` threads,
+/// once per schedule: schedule 0 runs the blocks in order and each block's threads in index
+/// order between collectives, schedule 1 both reversed, schedule k >= 2 both in random
+/// orders drawn from `seed + k` (the threads' order drawn afresh at every barrier
+/// interval). The written buffers are restored before each run and must hold the same
+/// bytes after every one. The inputs are read-only while it runs. Errors: an unknown
+/// kernel, arguments that do not match its parameters (count, pointer or value, size), an
+/// invalid configuration, an out-of-bounds access, a write to an input, a read of device
+/// memory never written, a read of shared memory the block has not written, a shared-memory
+/// race, a barrier or warp collective not reached by every thread it names, a deadlock, an
+/// inexact `mma`, `__trap()`, and outputs that differ between schedules.
+pub fn launch_with(
+    module: &str,
+    kernel: &str,
+    grid: [u32; 3],
+    block: [u32; 3],
+    args: &[Arg<'_>],
+    schedules: u32,
+    seed: u64,
 ) -> Result<(), String> {
     let (m, k) = (CString::new(module).unwrap(), CString::new(kernel).unwrap());
     // The pointer values must outlive the call: kept here, referenced by `raw`.
@@ -165,19 +251,30 @@ pub fn launch(
             ));
         }
     }
-    let raw: Vec<EmuArg> = args
+    let raw: Vec<EmuLaunchArg> = args
         .iter()
         .zip(&pointers)
         .map(|(a, p)| match a {
-            Arg::Value(v) => EmuArg {
-                value: v.as_ptr().cast(),
-                size: v.len() as u32,
-                pointer: 0,
+            Arg::Value(v) => EmuLaunchArg {
+                arg: EmuArg {
+                    value: v.as_ptr().cast(),
+                    size: v.len() as u32,
+                    pointer: 0,
+                },
+                buffer: std::ptr::null_mut(),
+                writable: 0,
             },
-            _ => EmuArg {
-                value: (p as *const *mut c_void).cast(),
-                size: std::mem::size_of::<*mut c_void>() as u32,
-                pointer: 1,
+            _ => EmuLaunchArg {
+                arg: EmuArg {
+                    value: (p as *const *mut c_void).cast(),
+                    size: std::mem::size_of::<*mut c_void>() as u32,
+                    pointer: 1,
+                },
+                buffer: match a {
+                    Arg::In(b, _) | Arg::Out(b, _) => b.info,
+                    _ => std::ptr::null_mut(),
+                },
+                writable: matches!(a, Arg::Out(..)) as u32,
             },
         })
         .collect();
@@ -198,9 +295,10 @@ pub fn launch(
     for b in &inputs {
         b.protect(true);
     }
-    let mut err = vec![0u8; 1024];
+    let mut err = vec![0u8; 2048];
     // SAFETY: the argument records point at live values (`pointers`, the Vec<u8>s) of the
-    // sizes they state; the runtime checks them against the kernel's parameters.
+    // sizes they state, and at live buffer records; the runtime checks them against the
+    // kernel's parameters.
     let rc = unsafe {
         repro_emu_launch(
             m.as_ptr(),
@@ -209,6 +307,8 @@ pub fn launch(
             block.as_ptr(),
             raw.as_ptr(),
             raw.len(),
+            schedules,
+            seed,
             err.as_mut_ptr().cast(),
             err.len(),
         )
