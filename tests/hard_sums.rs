@@ -280,18 +280,27 @@ fn as_matrices(cases: &[Case], n: usize, dt: DType) -> (Tensor, Tensor, Vec<u32>
     (tensor(&av, dt, &[m, k]), tensor(&bv, dt, &[k, n]), want)
 }
 
-fn assert_bits(what: &str, got: &[u32], want: &[u32], n: usize) {
+/// None when every output has the wanted bits, else a line saying where they differ.
+fn mismatch(what: &str, got: &[u32], want: &[u32], n: usize) -> Option<String> {
     let bad: Vec<usize> = (0..want.len()).filter(|&o| got[o] != want[o]).collect();
-    assert!(
-        bad.is_empty(),
-        "{what}: {} of {} outputs misrounded; first ({}, {}): got {:#x}, exact {:#x}",
-        bad.len(),
-        want.len(),
-        bad[0] / n,
-        bad[0] % n,
-        got[bad[0]],
-        want[bad[0]]
-    );
+    (!bad.is_empty()).then(|| {
+        format!(
+            "{what}: {} of {} outputs misrounded; first ({}, {}): got {:#x}, exact {:#x}",
+            bad.len(),
+            want.len(),
+            bad[0] / n,
+            bad[0] % n,
+            got[bad[0]],
+            want[bad[0]]
+        )
+    })
+}
+
+/// Panics with every path's mismatch (so that a planted defect's report names each path
+/// that caught it).
+fn assert_all(failures: Vec<Option<String>>) {
+    let lines: Vec<String> = failures.into_iter().flatten().collect();
+    assert!(lines.is_empty(), "\n{}", lines.join("\n"));
 }
 
 /// The CPU configurations: every micro-kernel shape (each vector path), short k-blocks,
@@ -321,9 +330,10 @@ fn check_matmul(what: &str, cases: &[Case], dt: DType) -> usize {
     let n = 24; // one AVX-512 register tile wide, three AVX2 and six baseline tiles
     let (a, b, want) = as_matrices(cases, n, dt);
     let mut checked = 0;
+    let mut failures = Vec::new();
     for (name, cfg) in gemm_configs() {
         let got = bits(&matmul_with_config(&a, &b, None, None, cfg).unwrap());
-        assert_bits(&format!("{what} matmul [{name}]"), &got, &want, n);
+        failures.push(mismatch(&format!("{what} matmul [{name}]"), &got, &want, n));
         checked += want.len();
     }
     // GEMV (at most 4 rows): correctly rounded too.
@@ -332,18 +342,25 @@ fn check_matmul(what: &str, cases: &[Case], dt: DType) -> usize {
     let bt = b.t().unwrap().contiguous().unwrap().t().unwrap();
     let cfg = CpuConfig::default();
     let got = bits(&matmul_with_config(&a4, &bt, None, None, cfg).unwrap());
-    assert_bits(&format!("{what} matmul [GEMV]"), &got, &want[..4 * n], n);
+    failures.push(mismatch(
+        &format!("{what} matmul [GEMV]"),
+        &got,
+        &want[..4 * n],
+        n,
+    ));
     checked += 4 * n;
     // The CUDA kernels on the emulated device.
     let ((ab, al), (bb, bl)) = (upload(&a), upload(&b));
     let (dev, shape) =
         candle_repro::matmul::cuda::matmul(&Emu, (&ab, &al), (&bb, &bl), None, dt, None).unwrap();
-    assert_bits(
+    let got = bits(&download(&dev, shape));
+    failures.push(mismatch(
         &format!("{what} matmul [emulated CUDA]"),
-        &bits(&download(&dev, shape)),
+        &got,
         &want,
         n,
-    );
+    ));
+    assert_all(failures);
     checked + want.len()
 }
 
@@ -360,24 +377,37 @@ fn check_qmatmul(what: &str, cases: &[Case], dt: DType) -> usize {
     drop(b);
     let q = QMatMul::from_bytes(GgmlDType::F32, (n, k), bytes, &Device::Cpu).unwrap();
     let mut checked = 0;
+    let mut failures = Vec::new();
     for (name, cfg) in gemm_configs() {
         let got = bits(&qmatmul_with_config(&q, &x, None, cfg).unwrap());
-        assert_bits(&format!("{what} qmatmul [{name}]"), &got, &want, n);
+        failures.push(mismatch(
+            &format!("{what} qmatmul [{name}]"),
+            &got,
+            &want,
+            n,
+        ));
         checked += want.len();
     }
     let x1 = x.narrow(0, 0, 1).unwrap();
     let got = bits(&qmatmul_with_config(&q, &x1, None, CpuConfig::default()).unwrap());
-    assert_bits(&format!("{what} qmatmul [GEMV]"), &got, &want[..n], n);
+    failures.push(mismatch(
+        &format!("{what} qmatmul [GEMV]"),
+        &got,
+        &want[..n],
+        n,
+    ));
     let (xb, xl) = upload(&x);
     let w = candle_repro::quantized::cuda::upload_weight(&Emu, &q).unwrap();
     let (dev, shape) =
         candle_repro::quantized::cuda::qmatmul(&Emu, (&xb, &xl), &w, None, None).unwrap();
-    assert_bits(
+    let got = bits(&download(&dev, shape));
+    failures.push(mismatch(
         &format!("{what} qmatmul [emulated CUDA]"),
-        &bits(&download(&dev, shape)),
+        &got,
         &want,
         n,
-    );
+    ));
+    assert_all(failures);
     checked + n + want.len()
 }
 
