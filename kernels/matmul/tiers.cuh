@@ -53,8 +53,9 @@ struct Line {
     }
 };
 
-// 2^-53 (1 + 2^-20), 1 + 2^-20, and the tier limits of cpu.rs.
-#define RM_MM_GAMMA_UNIT F64(0x3CA0000100000000)
+// 1 + 2^-20 and the tier limits of cpu.rs. Tier 1's coefficient (k + bias) 2^-53 (1 + 2^-20)
+// is not computed here: the launch code passes the one `tier1_coeff` of cpu.rs computes
+// (the `coeff` argument of the product kernels).
 #define RM_MM_NORM_SLACK F64(0x3FF0000100000000)
 #define RM_MM_FAST_MAX_K (1ULL << 26)
 #define RM_MM_F8_EXACT_MAX_K (1ULL << 17)
@@ -148,13 +149,6 @@ RM_FN typename O::T finish_output(double s, const OutputCtx<In>& c, uint64_t i, 
     }
     return slow_output<In, O>(c.a, c.b, i, j, c.k, c.has_bias, c.bias, c.row_norm * c.col_norm,
                               c.start_tier < 2 ? 2 : c.start_tier);
-}
-
-// Tier 1's coefficient (matmul in cpu.rs): NaN turns tier 1 off, 0 for exact sums.
-RM_FN double tier1_coeff(size_t k, bool has_bias, bool exact_sums, bool tier1_on) {
-    if (!tier1_on || k >= RM_MM_FAST_MAX_K) return f64_from_bits(0x7FF8000000000000ULL);
-    if (exact_sums) return 0.0;
-    return (double)(k + (has_bias ? 1 : 0)) * RM_MM_GAMMA_UNIT;
 }
 
 }  // namespace matmul
