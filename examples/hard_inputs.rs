@@ -366,36 +366,6 @@ fn main() {
         }
         std::fs::write(format!("{out}/rope_entry.txt"), text).unwrap();
     }
-    // The FFT's f32 twiddles (no rounding test: the double-double sincos, relative error
-    // below 2^-100, rounded to odd then to f32): how close the entries of n = 2^20 (every
-    // power-of-two table) come to an f32 rounding boundary, relative to the value.
-    if only.as_deref().is_none_or(|o| o == "twiddles") {
-        let n = 1u64 << 20;
-        let closest = (0..n)
-            .into_par_iter()
-            .flat_map_iter(|k| {
-                let ((ch, cl), (sh, sl)) = candle_repro::fft::twiddles::twiddle_parts(k, n);
-                [(ch, cl), (sh, sl)].into_iter().map(move |p| (k, p))
-            })
-            .filter(|(_, (h, _))| *h != 0.0 && (*h as f32 as f64) != *h)
-            .map(|(k, (h, l))| {
-                // The f32 midpoint nearest h: h's f32 rounding r and its neighbour on h's side.
-                let r = h as f32;
-                let up = (h.abs() > (r as f64).abs()) as i32 * 2 - 1;
-                let nb = f32::from_bits((r.to_bits() as i32 + up) as u32);
-                let m = 0.5 * (r as f64 + nb as f64);
-                (((h - m) + l).abs() / h.abs(), k)
-            })
-            .min_by(|a, b| a.0.total_cmp(&b.0))
-            .unwrap();
-        let line = format!(
-            "twiddles  f32  n=2^20: closest entry to an f32 boundary: k = {}, relative distance 2^{:.1}",
-            closest.1,
-            closest.0.log2()
-        );
-        eprintln!("{line}");
-        writeln!(summary, "{line}").unwrap();
-    }
     if only.is_none() {
         let head = format!(
             "# examples/hard_inputs.rs --stride {stride} --keep {keep}: per decision, format and fast-path flavour\n"

@@ -24,14 +24,6 @@ pub(crate) fn twiddle<T: FftScalar>(k: u64, n: u64) -> (T, T) {
     (T::from_dd(c), T::from_dd(s))
 }
 
-/// (cos, -sin) of 2 pi k / n as (hi, lo) pairs of the double-doubles: for the
-/// verification tools (`examples/hard_inputs.rs`), not part of the API.
-#[doc(hidden)]
-pub fn twiddle_parts(k: u64, n: u64) -> ((f64, f64), (f64, f64)) {
-    let (c, s) = twiddle_dd(k, n);
-    ((c.hi, c.lo), (s.hi, s.lo))
-}
-
 /// The chirp exp(-pi i j^2 / n) of Bluestein's algorithm: j^2 is reduced modulo 2n in
 /// integers (exact for any j < 2^32), so large j lose nothing to the angle.
 pub(crate) fn chirp_dd(j: u64, n: u64) -> (DD, DD) {
