@@ -119,3 +119,53 @@ functions::unary_functions!(cr_functions);
 pub fn sincos(x: f32) -> (f32, f32) {
     (sin(x), cos(x))
 }
+
+/// Internals for the verification tools (`examples/hard_inputs.rs`, which searches each
+/// fast path's hardest inputs): the fast paths and their proven bounds, by function name.
+/// Not part of the API; may change at any time.
+#[doc(hidden)]
+pub mod probe {
+    use super::unary::CrUnary;
+    #[allow(unused_imports)]
+    use super::{erf, exp, gelu, log, sigmoid, softplus, tanh, trig};
+
+    /// A fast path: `Some(fast(x))` on its domain, `None` outside it.
+    pub type FastFn = fn(f32) -> Option<f64>;
+
+    macro_rules! probe_fns {
+        ($($name:ident $ty:ident in $family:ident: $doc:literal, $x:literal => $bits:literal;)*) => {
+            /// The function names, in the list's order.
+            pub const NAMES: &[&str] = &[$(stringify!($name)),*];
+
+            /// The fast path of `name`, in the unfused (`fused = false`: two roundings per
+            /// multiply-add) or fused flavour, and its `FAST_REL_ERR`.
+            pub fn fast_path(name: &str, fused: bool) -> Option<(FastFn, f64)> {
+                match name {
+                    $(stringify!($name) => {
+                        type U = $family::$ty;
+                        fn unfused(x: f32) -> Option<f64> {
+                            U::in_fast_domain(x).then(|| U::fast::<false>(x))
+                        }
+                        fn fused_f(x: f32) -> Option<f64> {
+                            #[cfg(target_arch = "x86_64")]
+                            {
+                                if std::is_x86_feature_detected!("fma") {
+                                    #[target_feature(enable = "fma")]
+                                    fn with_fma(x: f32) -> Option<f64> {
+                                        U::in_fast_domain(x).then(|| U::fast::<true>(x))
+                                    }
+                                    // SAFETY: the CPU has FMA (checked above).
+                                    return unsafe { with_fma(x) };
+                                }
+                            }
+                            U::in_fast_domain(x).then(|| U::fast::<true>(x))
+                        }
+                        Some((if fused { fused_f } else { unfused }, U::FAST_REL_ERR))
+                    })*
+                    _ => None,
+                }
+            }
+        };
+    }
+    super::functions::unary_functions!(probe_fns);
+}

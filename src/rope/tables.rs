@@ -391,7 +391,8 @@ pub fn angle(inv: f32, pos: u64) -> f32 {
 
 /// Error bound of the rounding test on `Cos::fast(a) * af`: 2^-47 (fast path) + 2^-53
 /// (the product) + 2^-52 (the test's own rounding), below 2^-46 (0x3D10000000000000).
-const ENTRY_TEST_ERR: f64 = f64::from_bits(0x3D10_0000_0000_0000);
+#[doc(hidden)] // for examples/hard_inputs.rs
+pub const ENTRY_TEST_ERR: f64 = f64::from_bits(0x3D10_0000_0000_0000);
 
 /// (cos(a) * af, sin(a) * af) each rounded once to `F`: a fast f64 evaluation accepted when
 /// the rounding test decides it, else the double-double values (relative error 2^-100)
