@@ -5,7 +5,8 @@ A defect is a textual edit of one source file (`find` must occur exactly once; i
 replaced by `replace`), and the tests that should catch it: a list of cargo test
 invocations (arguments after `cargo test --release`). For each defect the script applies
 the edit, runs its tests in order until one fails (caught), restores the file, and moves
-on. A defect no test catches is reported as MISSED and makes the script exit 1.
+on. A defect no test catches is reported as MISSED, one whose edit does not build as
+BUILD-ERROR (a broken entry, not a catch); either makes the script exit 1.
 
 Lists live beside this script as `*.toml` files:
 
@@ -50,14 +51,20 @@ def dirty(path):
 
 
 def run_tests(tests, log):
-    """Returns (caught, which test invocation failed first, seconds)."""
+    """Returns (verdict, which test invocation failed first, seconds). A failure to build
+    is not a catch: the edit broke compilation (or the tree is wrong), and no test ran."""
     t0 = time.time()
     for args in tests:
         cmd = ["cargo", "test", "--release", *args]
-        r = subprocess.run(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        r = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+        log.write(r.stdout)
+        log.flush()
         if r.returncode != 0:
-            return True, " ".join(args), time.time() - t0
-    return False, None, time.time() - t0
+            if "error: could not compile" in r.stdout or "error[E" in r.stdout:
+                return "BUILD-ERROR", " ".join(args), time.time() - t0
+            return "caught", " ".join(args), time.time() - t0
+    return "MISSED", None, time.time() - t0
 
 
 def main():
@@ -91,17 +98,17 @@ def main():
             try:
                 with open(path, "w") as f:
                     f.write(orig.replace(d["find"], d["replace"]))
-                caught, by, secs = run_tests(d["tests"], log)
+                verdict, by, secs = run_tests(d["tests"], log)
             finally:
                 with open(path, "w") as f:
                     f.write(orig)
-            if caught:
+            if verdict == "caught":
                 rows.append((d["name"], "caught", by, secs))
                 print(f"caught  {d['name']}  by `{by}`  ({secs:.0f} s)", flush=True)
             else:
                 missed += 1
-                rows.append((d["name"], "MISSED", "", secs))
-                print(f"MISSED  {d['name']}  ({secs:.0f} s)", flush=True)
+                rows.append((d["name"], verdict, by or "", secs))
+                print(f"{verdict}  {d['name']}  ({secs:.0f} s)", flush=True)
     if a.markdown:
         with open(a.markdown, "w") as f:
             f.write("| planted defect | verdict | first failing `cargo test --release` |\n")
