@@ -233,14 +233,7 @@ impl FftPlan {
         input: &[f32],
         output: &mut [Complex32],
     ) -> Result<()> {
-        self.check_len(input.len())?;
-        if output.len() != input.len() {
-            bail!(
-                "fft: output has {} values, input {}",
-                output.len(),
-                input.len()
-            );
-        }
+        self.check_lens(input.len(), output.len())?;
         match &self.kernel {
             Typed::F32(k) => process_real_rows(k, self.n, input, output, path),
             Typed::F64(k) => process_real_rows(k, self.n, input, output, path),
@@ -255,6 +248,15 @@ impl FftPlan {
         output: &mut [Complex32],
     ) -> Result<()> {
         self.run(input, output, true)
+    }
+
+    /// An out-of-place transform's lengths: whole rows in, as many values out.
+    fn check_lens(&self, input: usize, output: usize) -> Result<()> {
+        self.check_len(input)?;
+        if output != input {
+            bail!("fft: output has {output} values, input {input}");
+        }
+        Ok(())
     }
 
     fn check_len(&self, len: usize) -> Result<()> {
@@ -299,14 +301,7 @@ impl FftPlan {
     }
 
     fn run(&self, input: &[Complex32], output: &mut [Complex32], inverse: bool) -> Result<()> {
-        self.check_len(input.len())?;
-        if output.len() != input.len() {
-            bail!(
-                "fft: output has {} values, input {}",
-                output.len(),
-                input.len()
-            );
-        }
+        self.check_lens(input.len(), output.len())?;
         match &self.kernel {
             Typed::F32(k) => process_rows(k, self.n, inverse, Some(input), output, best_path()),
             Typed::F64(k) => process_rows(k, self.n, inverse, Some(input), output, best_path()),
