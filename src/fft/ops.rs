@@ -223,6 +223,8 @@ impl FftOp {
 
 thread_local! {
     /// A task's complex rows for the real transforms, reused by this thread's next task.
+    /// Apart from the plan's own scratch (`plan::with_scratch`), which the transform
+    /// borrows while these rows are in use.
     static ROWS: std::cell::RefCell<Vec<Complex32>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
