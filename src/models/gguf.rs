@@ -45,7 +45,8 @@ pub fn dequantize(q: &QTensor, dtype: DType, device: &Device) -> Result<Tensor> 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum WeightMode {
     /// In their GGUF blocks; products through [`QMatMul`] with the weights' exact values.
-    /// CPU only for now: on other devices the models dequantize.
+    /// On the CPU and on CUDA (with the `cuda` feature); on other devices the models
+    /// dequantize.
     #[default]
     Quantized,
     /// Dequantized at load to the compute dtype (each exact value rounded once); products
@@ -99,12 +100,13 @@ pub struct Loader<'a, R> {
     pub dtype: DType,
     /// Where the model runs.
     pub device: Device,
-    /// How matrices are held (`Quantized` only on the CPU).
+    /// How matrices are held (`Quantized` on the CPU and CUDA).
     pub mode: WeightMode,
 }
 
 impl<'a, R: std::io::Read + std::io::Seek> Loader<'a, R> {
-    /// A loader; `mode` falls back to `Dequantized` off the CPU.
+    /// A loader; `mode` falls back to `Dequantized` on devices without quantized products
+    /// (all but the CPU and, with the `cuda` feature, CUDA).
     pub fn new(
         content: &'a gguf_file::Content,
         reader: &'a mut R,
@@ -112,7 +114,9 @@ impl<'a, R: std::io::Read + std::io::Seek> Loader<'a, R> {
         device: &Device,
         mode: WeightMode,
     ) -> Self {
-        let mode = if matches!(device, Device::Cpu) {
+        let quantized_here =
+            matches!(device, Device::Cpu) || (cfg!(feature = "cuda") && device.is_cuda());
+        let mode = if quantized_here {
             mode
         } else {
             WeightMode::Dequantized
@@ -167,7 +171,7 @@ impl<'a, R: std::io::Read + std::io::Seek> Loader<'a, R> {
         if dims.len() != 2 {
             bail!("candle-repro: {name} has shape {dims:?}, not (out, in)")
         }
-        QMatMul::from_bytes(ty, (dims[0], dims[1]), bytes, &Device::Cpu)
+        QMatMul::from_bytes(ty, (dims[0], dims[1]), bytes, &self.device)
     }
 
     /// A vector (or any small tensor), dequantized to the compute dtype.
