@@ -701,13 +701,19 @@ fn matmul_report(devs: &[(String, Device)], mismatches: &mut usize) {
         let mut hashes = vec![];
         let mut cpu = None;
         for (name, dev) in devs {
-            let x = Tensor::from_vec(xs.clone(), (m, k), dev)
+            // Cast on the CPU, then move: stock candle's CUDA casts to f8 exist only in
+            // kernels built for compute capability >= 8.9 (the bundle's PTX is for 8.0).
+            let x = Tensor::from_vec(xs.clone(), (m, k), &Device::Cpu)
                 .unwrap()
                 .to_dtype(dtype)
+                .unwrap()
+                .to_device(dev)
                 .unwrap();
-            let w = Tensor::from_vec(ws.clone(), (n, k), dev)
+            let w = Tensor::from_vec(ws.clone(), (n, k), &Device::Cpu)
                 .unwrap()
                 .to_dtype(dtype)
+                .unwrap()
+                .to_device(dev)
                 .unwrap();
             let y = candle_repro::matmul_to(&x, &w.t().unwrap(), out).unwrap();
             hashes.push(hash_bits(&y));
