@@ -2,12 +2,12 @@
 # Build everything a GPU machine needs to check the CUDA path, into one git-ignored folder
 # (gpu-bundle/), for a machine that has an NVIDIA driver but no Rust toolchain:
 #   bin/       the --features cuda test binaries that use CUDA (release; names with "cuda")
-#              and the `report` example
+#              and the examples that run on CUDA: `report`, `gpu_report`, `llama_block`
 #   lib/       libcudart.so.13 from the compiler wheels, libmpfr and libgmp for the report
 #   run.sh     runs the CUDA tests and the report
 #
 #   scripts/gpu-bundle.sh              # CUDA_COMPUTE_CAP=80 by default (PTX, JIT on newer GPUs)
-#   copy gpu-bundle/ (or just gpu-bundle/bundle.tar.xz, ~20 MB: `tar -xJf bundle.tar.xz`
+#   copy gpu-bundle/ (or just gpu-bundle/bundle.tar.xz, ~14 MB: `tar -xJf bundle.tar.xz`
 #   recreates gpu-bundle/) to the GPU machine, then there:
 #   gpu-bundle/run.sh     (finds the CUDA 13 libraries in the usual places, names missing ones)
 #
@@ -39,10 +39,11 @@ for line in sys.stdin:
         continue
     if m.get("reason") != "compiler-artifact" or not m.get("executable"):
         continue
-    # test targets that touch CUDA, and the report example
+    # test targets that touch CUDA, and the examples that run on a CUDA device
     name = m["target"]["name"]
     host_only = any(w in name for w in ("hostcheck", "crosscheck", "lint"))
-    if (m["profile"]["test"] and "cuda" in name and not host_only) or name == "report":
+    examples = ("report", "gpu_report", "llama_block")
+    if (m["profile"]["test"] and "cuda" in name and not host_only) or name in examples:
         print(name + " " + m["executable"])
 '
 }
@@ -50,7 +51,8 @@ for line in sys.stdin:
 # Test binaries: every test target of the package, built with the feature; the report.
 {
     cargo test --release --features cuda --no-run --message-format=json
-    cargo build --release --features cuda --example report --message-format=json
+    cargo build --release --features cuda --example report --example gpu_report \
+        --example llama_block --message-format=json
 } 2> "$out/build.log" | executables | while read -r name exe; do
     cp "$exe" "$out/bin/$name"
 done
@@ -108,7 +110,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>/dev/null
 status=0
 for t in "$here"/bin/*; do
     name="$(basename "$t")"
-    [ "$name" = report ] && continue
+    case "$name" in report | gpu_report | llama_block) continue ;; esac
     echo "== $name"
     "$t" --nocapture --test-threads=1 || status=1
 done
@@ -117,8 +119,9 @@ echo "== report"
 exit $status
 RUN
 chmod +x "$out/run.sh"
-# One compressed archive for copying (the binaries embed candle's PTX and compress well).
+# One compressed archive for copying. The binaries each embed the same ~40 MB of PTX: a
+# dictionary larger than one binary lets xz store it once (68 MB with -6 alone, 14 MB so).
 tar -C "$repo" -cf - gpu-bundle/run.sh gpu-bundle/lib $(cd "$repo" && ls -d gpu-bundle/bin/*) |
-    xz -T0 -6 > "$out/bundle.tar.xz"
+    xz -T1 --lzma2=preset=6,dict=256MiB > "$out/bundle.tar.xz"
 du -sh "$out" "$out/bundle.tar.xz"
 ls "$out/bin"
