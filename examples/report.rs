@@ -1,6 +1,6 @@
 //! The crate at work: every op on a test tensor, per dtype and device, with
 //! * a hash of the output bits, compared across the devices of the run (CPU, and CUDA with
-//!   `--features cuda` on a GPU; the CUDA kernels have not yet run on one),
+//!   `--features cuda` on a GPU; on an H200 every hash matched, 2026-11-26),
 //! * the max error against MPFR on a sample, ours and stock candle's, in ulps of the dtype,
 //! * the speed ratio against stock candle on a 16M-element f32 tensor (same run).
 //!
