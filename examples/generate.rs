@@ -29,11 +29,14 @@
 use candle_core::quantized::gguf_file;
 use candle_core::{DType, Device, Tensor};
 use candle_repro::models::gguf::WeightMode;
-use candle_repro::models::{gemma3, llama, tokenizer};
+use candle_repro::models::tokenizer;
 use candle_repro::sampling::{LogitsProcessor, Sampling};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+mod models_common;
+use models_common::{Model, architecture};
 
 /// A named model's file (fetched and checked), or a path as given.
 fn model_path(model: &str) -> PathBuf {
@@ -91,69 +94,6 @@ fn peak_mib() -> f64 {
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|kb| kb.parse::<f64>().ok())
         .map_or(f64::NAN, |kb| kb / 1024.0)
-}
-
-/// The file's architecture.
-fn architecture(c: &gguf_file::Content) -> String {
-    c.metadata
-        .get("general.architecture")
-        .and_then(|v| v.to_string().ok())
-        .cloned()
-        .unwrap_or_default()
-}
-
-/// Our models and stock candle's behind one interface.
-enum Model {
-    Llama(llama::ModelWeights),
-    Gemma(gemma3::ModelWeights),
-    StockLlama(candle_transformers::models::quantized_llama::ModelWeights),
-    StockGemma(candle_transformers::models::quantized_gemma3::ModelWeights),
-}
-
-impl Model {
-    fn load(stock: bool, path: &PathBuf, dtype: DType, mode: WeightMode) -> Model {
-        let mut f = std::fs::File::open(path).unwrap();
-        let c = gguf_file::Content::read(&mut f).unwrap();
-        let dev = &Device::Cpu;
-        match (architecture(&c).as_str(), stock) {
-            ("llama", false) => Model::Llama(
-                llama::ModelWeights::from_gguf_with(c, &mut f, dev, dtype, mode).unwrap(),
-            ),
-            ("gemma3", false) => Model::Gemma(
-                gemma3::ModelWeights::from_gguf_with(c, &mut f, dev, dtype, mode).unwrap(),
-            ),
-            ("llama", true) => Model::StockLlama(
-                candle_transformers::models::quantized_llama::ModelWeights::from_gguf(
-                    c, &mut f, dev,
-                )
-                .unwrap(),
-            ),
-            ("gemma3", true) => Model::StockGemma(
-                candle_transformers::models::quantized_gemma3::ModelWeights::from_gguf(
-                    c, &mut f, dev,
-                )
-                .unwrap(),
-            ),
-            (other, _) => panic!("architecture {other:?}: llama and gemma3 are supported"),
-        }
-    }
-    fn forward(&mut self, x: &Tensor, pos: usize) -> Tensor {
-        match self {
-            Model::Llama(m) => m.forward(x, pos).unwrap(),
-            Model::Gemma(m) => m.forward(x, pos).unwrap(),
-            Model::StockLlama(m) => m.forward(x, pos).unwrap(),
-            Model::StockGemma(m) => m.forward(x, pos).unwrap(),
-        }
-    }
-    fn clear(&mut self) {
-        match self {
-            Model::Llama(m) => m.clear_kv_cache(),
-            Model::Gemma(m) => m.clear_kv_cache(),
-            Model::StockLlama(m) => m.clear_kv_cache(),
-            // Stock Gemma resets its cache when a forward starts at position 0.
-            Model::StockGemma(_) => {}
-        }
-    }
 }
 
 /// The prompt's token ids and the ids that end generation.
@@ -310,7 +250,7 @@ fn main() {
     }
     let sampler = || LogitsProcessor::new(seed, temperature, top_p);
     if let Some(which) = only {
-        let mut m = Model::load(which == "stock", &path, dtype, mode);
+        let mut m = Model::load(which == "stock", &path, &Device::Cpu, dtype, mode);
         let r = generate(&mut m, &p, n, &mut sampler(), |_| {});
         let (dec, thr) = consistency(&mut m, &p.ids);
         println!(
@@ -341,7 +281,7 @@ fn main() {
     println!();
     // Our run in this process, streamed.
     print!("candle-repro answer: ");
-    let mut ours = Model::load(false, &path, dtype, mode);
+    let mut ours = Model::load(false, &path, &Device::Cpu, dtype, mode);
     let mut shown = 0;
     let r = generate(&mut ours, &p, n, &mut sampler(), |toks| {
         let text = tok.decode(toks, true).unwrap();
@@ -421,8 +361,8 @@ fn main() {
 
 /// One model's speed (run in a child process, see `bench`): prefill of the first 128
 /// tokens of a long prompt, then 32 greedy decode steps, best of 3 each.
-fn bench_one(path: &PathBuf, stock: bool, dtype: DType, mode: WeightMode, ids: &[u32]) {
-    let mut m = Model::load(stock, path, dtype, mode);
+fn bench_one(path: &Path, stock: bool, dtype: DType, mode: WeightMode, ids: &[u32]) {
+    let mut m = Model::load(stock, path, &Device::Cpu, dtype, mode);
     let x = Tensor::new(ids, &Device::Cpu)
         .unwrap()
         .unsqueeze(0)
@@ -454,7 +394,7 @@ fn bench_one(path: &PathBuf, stock: bool, dtype: DType, mode: WeightMode, ids: &
 }
 
 /// The speed table: each configuration in a child process (its own peak memory).
-fn bench(path: &PathBuf, model: &str, c: &gguf_file::Content, tok: &tokenizers::Tokenizer) {
+fn bench(path: &Path, model: &str, c: &gguf_file::Content, tok: &tokenizers::Tokenizer) {
     let args: Vec<String> = std::env::args().collect();
     let long = "Write a detailed story about a lighthouse keeper who finds a message in a bottle. \
         Describe the storm that night, the keeper's routine, the old radio, the gulls, the smell \

@@ -20,9 +20,12 @@
 use candle_core::quantized::{GgmlDType, QMatMul as StockQMatMul, QTensor, gguf_file};
 use candle_core::{DType, Device, IndexOp, Module, Tensor};
 use candle_repro::fft::{Norm, Precision, fft_with};
-use candle_repro::models::{gemma3, llama};
+use candle_repro::models::gguf::WeightMode;
 use candle_repro::quantized::QMatMul;
 use std::time::Instant;
+
+mod models_common;
+use models_common::Model;
 
 /// A deterministic spread of values in [-scale, scale).
 fn values(n: usize, seed: u64, scale: f32) -> Vec<f32> {
@@ -259,71 +262,6 @@ fn stock_unary(f: candle_repro::UnaryFn, x: &Tensor) -> Tensor {
     .unwrap()
 }
 
-enum Model {
-    Llama(llama::ModelWeights),
-    Gemma(gemma3::ModelWeights),
-    StockLlama(candle_transformers::models::quantized_llama::ModelWeights),
-    StockGemma(candle_transformers::models::quantized_gemma3::ModelWeights),
-}
-
-impl Model {
-    fn load(path: &str, stock: bool, dev: &Device, dt: DType) -> Model {
-        let mut f = std::fs::File::open(path).unwrap();
-        let c = gguf_file::Content::read(&mut f).unwrap();
-        let arch = c.metadata["general.architecture"]
-            .to_string()
-            .unwrap()
-            .clone();
-        let mode = candle_repro::models::gguf::WeightMode::Quantized;
-        match (arch.as_str(), stock) {
-            ("llama", false) => {
-                Model::Llama(llama::ModelWeights::from_gguf_with(c, &mut f, dev, dt, mode).unwrap())
-            }
-            ("gemma3", false) => Model::Gemma(
-                gemma3::ModelWeights::from_gguf_with(c, &mut f, dev, dt, mode).unwrap(),
-            ),
-            ("llama", true) => Model::StockLlama(
-                candle_transformers::models::quantized_llama::ModelWeights::from_gguf(
-                    c, &mut f, dev,
-                )
-                .unwrap(),
-            ),
-            ("gemma3", true) => Model::StockGemma(
-                candle_transformers::models::quantized_gemma3::ModelWeights::from_gguf(
-                    c, &mut f, dev,
-                )
-                .unwrap(),
-            ),
-            (other, _) => panic!("architecture {other:?}"),
-        }
-    }
-    /// Logits of the last position.
-    fn forward(&mut self, x: &Tensor, pos: usize) -> Tensor {
-        match self {
-            Model::Llama(m) => m.forward(x, pos).unwrap(),
-            Model::Gemma(m) => m.forward(x, pos).unwrap(),
-            Model::StockLlama(m) => m.forward(x, pos).unwrap(),
-            Model::StockGemma(m) => m.forward(x, pos).unwrap(),
-        }
-    }
-    /// Logits of every position (ours only).
-    fn forward_all(&mut self, x: &Tensor, pos: usize) -> Tensor {
-        match self {
-            Model::Llama(m) => m.forward_all(x, pos).unwrap(),
-            Model::Gemma(m) => m.forward_all(x, pos).unwrap(),
-            _ => unreachable!(),
-        }
-    }
-    fn clear(&mut self) {
-        match self {
-            Model::Llama(m) => m.clear_kv_cache(),
-            Model::Gemma(m) => m.clear_kv_cache(),
-            Model::StockLlama(m) => m.clear_kv_cache(),
-            Model::StockGemma(_) => {}
-        }
-    }
-}
-
 fn argmax(logits: &Tensor) -> u32 {
     logits
         .flatten_all()
@@ -346,7 +284,7 @@ fn model(path: &str, gpu: &Device) {
         let mut hashes = vec![];
         let mut per_device = vec![];
         for dev in [&Device::Cpu, gpu] {
-            let mut m = Model::load(path, false, dev, dt);
+            let mut m = Model::load(false, path.as_ref(), dev, dt, WeightMode::Quantized);
             let x = Tensor::new(prompt, dev).unwrap().unsqueeze(0).unwrap();
             let all = m.forward_all(&x, 0);
             let mut out = bits(&all);
@@ -394,7 +332,7 @@ fn model(path: &str, gpu: &Device) {
         ("ours bf16", false, DType::BF16),
         ("stock (quantized)", true, DType::F32),
     ] {
-        let mut m = Model::load(path, stock, gpu, dt);
+        let mut m = Model::load(stock, path.as_ref(), gpu, dt, WeightMode::Quantized);
         let x = Tensor::new(prompt, gpu).unwrap().unsqueeze(0).unwrap();
         let (mut pre, mut dec) = (f64::INFINITY, f64::INFINITY);
         for _ in 0..3 {
