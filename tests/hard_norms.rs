@@ -144,7 +144,7 @@ fn build(count: usize) -> Vec<Case> {
         let half_bound = (3.0 * U + e_r) * SLACK / 2.0;
         let mut w = vec![1.0f32; N];
         let mut b = vec![0.0f32; N];
-        let mut picked = vec![false; N];
+        let mut picked = [false; N];
         for i in 0..N - 1 {
             for _ in 0..400 {
                 let wi = f32::from_bits(0x3F80_0000 + rng.below(1 << 23) as u32);
@@ -217,7 +217,7 @@ fn output_bounds_matter_in_rms_norm() {
     let cases = build(48);
     let hard: usize = cases.iter().map(|c| c.hard.len()).sum();
     let built = t0.elapsed();
-    // Each case assert its hardness in `build`; here every output must be MPFR's.
+    // Each case asserts its hardness in `build`; here every output must be MPFR's.
     let rows = cases.len();
     let mut outputs = 0;
     let mut device_launches = 0;
