@@ -372,20 +372,22 @@ fn truncate(input: &str, output: &str, layers: usize, rows: Option<usize>) {
     let count = gguf_file::Value::U32(layers as u32);
     let per_token =
         ["tokens", "scores", "token_type", "merges"].map(|k| format!("tokenizer.ggml.{k}"));
-    let metadata: Vec<(&str, &gguf_file::Value)> = c
+    // Keys and tensors in name order: the same input gives the same file bytes.
+    let mut metadata: Vec<(&str, &gguf_file::Value)> = c
         .metadata
         .iter()
         .filter(|(k, _)| rows.is_none() || !per_token.contains(k))
         .map(|(k, v)| (k.as_str(), if *k == key { &count } else { v }))
         .collect();
+    metadata.sort_by_key(|(k, _)| *k);
     let keep = |name: &str| match name.strip_prefix("blk.") {
         Some(rest) => rest.split('.').next().unwrap().parse::<usize>().unwrap() < layers,
         None => true,
     };
-    let tensors: Vec<(String, QTensor)> = c
-        .tensor_infos
-        .keys()
-        .filter(|n| keep(n))
+    let mut names: Vec<&String> = c.tensor_infos.keys().filter(|n| keep(n)).collect();
+    names.sort();
+    let tensors: Vec<(String, QTensor)> = names
+        .into_iter()
         .map(|n| {
             let t = c.tensor(&mut f, n, &Device::Cpu).unwrap();
             let table = n == "token_embd.weight" || n == "output.weight";
