@@ -366,10 +366,86 @@ fn main() {
         }
         std::fs::write(format!("{out}/rope_entry.txt"), text).unwrap();
     }
+    if only.as_deref().is_none_or(|o| o == "fft_twiddle") {
+        summary.push_str(&fft_twiddles(&out, keep));
+    }
     if only.is_none() {
         let head = format!(
             "# examples/hard_inputs.rs --stride {stride} --keep {keep}: per decision, format and fast-path flavour\n"
         );
         std::fs::write(format!("{out}/SUMMARY.txt"), head + &summary).unwrap();
     }
+}
+
+/// The FFT's twiddle factors (`fft::twiddles`: a double-double sincos within 2^-100,
+/// rounded once): every magnitude cos / sin(2 pi p / d), 0 < p / d < 1/4, of the tables of
+/// the power-of-two plans up to 2^20 (d = 2^20; every smaller power of two's angles are
+/// among them) and of every denominator d <= 2048 (the Bluestein chirps of n <= 1024 are
+/// angles of q / 2n turns). Our f32 and f64 entries against MPFR, every one; the file keeps
+/// the `keep` entries nearest a rounding boundary per format. Returns the summary lines.
+fn fft_twiddles(out: &str, keep: usize) -> String {
+    use candle_repro::fft::twiddles::probe_twiddle;
+    fn gcd(mut a: u64, mut b: u64) -> u64 {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    }
+    let big = 1u64 << 20;
+    let mut fracs: Vec<(u64, u64)> = (5..=2048u64)
+        .flat_map(|d| {
+            (1..d.div_ceil(4))
+                .filter(move |&p| gcd(p, d) == 1)
+                .map(move |p| (p, d))
+        })
+        .collect();
+    fracs.extend((1..big / 4).step_by(2).map(|p| (p, big)));
+    // (p, d, cos, per format (distance, MPFR's value, ours))
+    type Row = (u64, u64, bool, [(f64, f64, f64); 2]);
+    let rows: Vec<Row> = fracs
+        .par_iter()
+        .flat_map_iter(|&(p, d)| {
+            let ((c32, s32), (c64, s64)) = probe_twiddle(p, d);
+            [(true, c32 as f64, c64), (false, -s32 as f64, -s64)].map(|(cos, o32, o64)| {
+                let r = mpfr_oracle::fft::cos_sin(p, d, cos, &[24, 53]);
+                (
+                    p,
+                    d,
+                    cos,
+                    [
+                        (r[0].distance, r[0].value, o32),
+                        (r[1].distance, r[1].value, o64),
+                    ],
+                )
+            })
+        })
+        .collect();
+    let mut text = String::from(
+        "# examples/hard_inputs.rs: FFT twiddle magnitudes nearest a rounding boundary\n\
+         # format cos|sin p d distance mpfr_value_bits\n",
+    );
+    let mut summary = String::new();
+    for (f, fmt) in ["f32", "f64"].into_iter().enumerate() {
+        let wrong = rows.iter().filter(|r| r.3[f].1 != r.3[f].2).count();
+        let mut by_distance: Vec<&Row> = rows.iter().collect();
+        by_distance.sort_by(|a, b| a.3[f].0.total_cmp(&b.3[f].0));
+        for r in by_distance.iter().take(keep) {
+            let (dist, value, _) = r.3[f];
+            let bits = match f {
+                0 => format!("{:#010x}", (value as f32).to_bits()),
+                _ => format!("{:#018x}", value.to_bits()),
+            };
+            let func = if r.2 { "cos" } else { "sin" };
+            text += &format!("{fmt} {func} {} {} {dist:.3e} {bits}\n", r.0, r.1);
+        }
+        let nearest = by_distance[0].3[f].0;
+        summary += &format!(
+            "fft_twiddle {fmt} scanned {:>10} wrong {wrong} kept {keep} nearest boundary {nearest:.3e} (2^{:.1})\n",
+            rows.len(),
+            nearest.log2()
+        );
+    }
+    std::fs::write(format!("{out}/fft_twiddle.txt"), text).unwrap();
+    print!("{summary}");
+    summary
 }

@@ -294,6 +294,46 @@ fn rope_entries_at_the_hardest_angles() {
     println!("{n} hardest angles: RoPE entries correctly rounded on the CPU and the device");
 }
 
+/// The FFT twiddle magnitudes nearest an f32 and an f64 rounding boundary (cos and sin of
+/// 2 pi p / d, 0 < p / d < 1/4, from the tables of the power-of-two plans up to 2^20 and
+/// of every d <= 2048; the nearest lies 2^-44.9 (f32) and 2^-70.9 (f64) from a boundary,
+/// relative): our f32 and f64 entries must be MPFR's. The CUDA kernels upload these same
+/// tables (`fft::cuda`), so the CPU's entries are the device's.
+#[test]
+fn fft_twiddles_at_the_hardest_angles() {
+    use candle_repro::fft::twiddles::probe_twiddle;
+    let path = format!("{}/fft_twiddle.txt", data_dir());
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut n = [0usize; 2];
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let (p, d): (u64, u64) = (f[2].parse().unwrap(), f[3].parse().unwrap());
+        let want = u64::from_str_radix(f[5].trim_start_matches("0x"), 16).unwrap();
+        let ((c32, s32), (c64, s64)) = probe_twiddle(p, d);
+        // The tables hold (cos, -sin).
+        let (v32, v64) = if f[1] == "cos" {
+            (c32, c64)
+        } else {
+            (-s32, -s64)
+        };
+        let (got, k) = match f[0] {
+            "f32" => (v32.to_bits() as u64, 0),
+            _ => (v64.to_bits(), 1),
+        };
+        assert_eq!(
+            got, want,
+            "{} {} of 2 pi {p}/{d}: ours {got:#x}, MPFR {want:#x}",
+            f[0], f[1]
+        );
+        n[k] += 1;
+    }
+    assert!(n[0] >= 100 && n[1] >= 100, "{n:?} entries");
+    println!(
+        "{} f32 and {} f64 twiddle entries nearest a boundary: MPFR's",
+        n[0], n[1]
+    );
+}
+
 /// The f8 cast's hardest inputs, constructed: every rounding boundary of E4M3 (the
 /// midpoint between each pair of neighbouring magnitudes, 0 and the overflow threshold 464
 /// included) and the values 1 and 2 steps of the input format either side of it, both

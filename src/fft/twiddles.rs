@@ -24,6 +24,13 @@ pub(crate) fn twiddle<T: FftScalar>(k: u64, n: u64) -> (T, T) {
     (T::from_dd(c), T::from_dd(s))
 }
 
+/// w_n^k as the f32 and the f64 tables hold it, ((re, im), (re, im)): for the verification
+/// tools (`examples/hard_inputs.rs`, `tests/hard_inputs.rs`). Not part of the API.
+#[doc(hidden)]
+pub fn probe_twiddle(k: u64, n: u64) -> ((f32, f32), (f64, f64)) {
+    (twiddle::<f32>(k, n), twiddle::<f64>(k, n))
+}
+
 /// The chirp exp(-pi i j^2 / n) of Bluestein's algorithm: j^2 is reduced modulo 2n in
 /// integers (exact for any j < 2^32), so large j lose nothing to the angle.
 pub(crate) fn chirp_dd(j: u64, n: u64) -> (DD, DD) {

@@ -21,6 +21,8 @@
 //! erf(±inf) = ±1, gelu(-inf) = gelu_erf(-inf) = -0.
 
 use half::{bf16, f16};
+/// Oracle of the FFT's twiddle factors.
+pub mod fft;
 /// Oracle of the norms (RMSNorm, LayerNorm).
 pub mod norm;
 /// Oracle of the rotary embedding (tables and rotation).
