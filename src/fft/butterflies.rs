@@ -45,12 +45,7 @@ impl<T: FftScalar> Arith for T {
     const W8_C: T = T::FRAC_1_SQRT_2;
 }
 
-/// A complex value in registers (the buffers themselves are split re / im arrays).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct Cx<T> {
-    pub re: T,
-    pub im: T,
-}
+pub(crate) use super::scalar::Cx;
 
 impl<T: Arith> Cx<T> {
     #[inline(always)]

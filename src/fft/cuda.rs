@@ -13,7 +13,7 @@
 use crate::fft::device_plan::{DevicePlan, Step, Table};
 use crate::fft::kind::{FftKind, Norm, norm_divisor};
 use crate::fft::plan::cached_plan;
-use crate::fft::{FftPlan, Precision};
+use crate::fft::plan::{FftPlan, Precision};
 use crate::launch::{Device, KernelArg, LaunchPlan, Module, Slot, contiguous};
 use candle_core::{DType, Layout, Result, bail};
 use std::sync::Arc;

@@ -6,9 +6,16 @@
 //! NaN canonicalization) only move values.
 
 use super::butterflies::{Arith, Cx};
-use super::plan::canonical;
 use super::scalar::FftScalar;
 use num_complex::Complex32;
+
+const CANONICAL_NAN: f32 = f32::from_bits(0x7FC0_0000);
+
+/// `v`, or the canonical quiet NaN 0x7FC00000 for any NaN (every FFT output's NaN).
+#[inline(always)]
+pub(crate) fn canonical(v: f32) -> f32 {
+    if v.is_nan() { CANONICAL_NAN } else { v }
+}
 
 /// Most lanes of any vector type (64 bytes of f32).
 pub(crate) const MAX_LANES: usize = 16;

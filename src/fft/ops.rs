@@ -33,7 +33,7 @@
 //! bits never depend on the batch, its position in it or the thread count. Every NaN
 //! output is the canonical quiet NaN 0x7FC00000.
 
-use crate::fft::{MAX_LEN, Precision};
+use crate::fft::plan::{MAX_LEN, Precision};
 use crate::ops::buffer;
 use crate::ops::layout::logical_elements;
 use candle_core::backend::BackendStorage;

@@ -37,7 +37,7 @@
 //! Non-finite input: a vector whose max is inf or NaN gives NaN in every output of that
 //! product (the split has no meaning there).
 
-use super::butterflies::Cx;
+use super::scalar::{Cx, FftScalar};
 
 /// Slices per operand.
 pub(crate) const SLICES: usize = 4;
@@ -224,6 +224,16 @@ pub(crate) fn w8() -> SlicedMatrix {
         .map(|idx| super::twiddles::twiddle::<f64>((idx / 8) * (idx % 8), 8))
         .unzip();
     SlicedMatrix::complex(8, &re, &im)
+}
+
+/// The Ozaki product of a sliced matrix with complex values in any FFT type: f32 only (the
+/// planner never pairs Ozaki with f64).
+#[inline(always)]
+pub(crate) fn apply_sliced<T: FftScalar>(w: &SlicedMatrix, v: &mut [Cx<T>]) {
+    match T::as_f32_values(v) {
+        Some(v) => apply_complex(w, v),
+        None => unreachable!("Ozaki products run in f32 only"),
+    }
 }
 
 /// Applies a sliced complex matrix (2m x 2m real) to m complex values in place.

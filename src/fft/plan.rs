@@ -15,6 +15,7 @@
 use super::bluestein::Bluestein;
 use super::butterflies::Cx;
 use super::dft_gemm::DftGemm;
+use super::lanes::canonical;
 use super::ozaki::SlicedMatrix;
 use super::scalar::FftScalar;
 use super::stockham::Stockham;
@@ -110,7 +111,7 @@ impl<T: FftScalar> Kernel<T> {
                 for (z, (&a, &b)) in v.iter_mut().zip(re.iter().zip(im.iter())) {
                     *z = Cx::new(a, b);
                 }
-                T::apply_sliced(w, v);
+                super::ozaki::apply_sliced(w, v);
                 for (k, z) in v.iter().enumerate() {
                     re[k] = z.re;
                     im[k] = z.im;
@@ -308,13 +309,6 @@ impl FftPlan {
         }
         Ok(())
     }
-}
-
-const CANONICAL_NAN: f32 = f32::from_bits(0x7FC0_0000);
-
-#[inline(always)]
-pub(crate) fn canonical(v: f32) -> f32 {
-    if v.is_nan() { CANONICAL_NAN } else { v }
 }
 
 /// Scratch a thread keeps between calls, in bytes: larger scratch (only the longest

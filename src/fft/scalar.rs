@@ -7,8 +7,6 @@
 //! [`Precision::Ozaki`]: super::Precision::Ozaki
 //! [`Precision::F64Internal`]: super::Precision::F64Internal
 
-use super::butterflies::Cx;
-use super::ozaki::SlicedMatrix;
 use crate::math::dd::{DD, round_odd};
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
@@ -36,9 +34,16 @@ pub(crate) trait FftScalar:
     /// An f64 value rounded once to nearest in this type.
     fn from_f64(x: f64) -> Self;
     fn to_f32(self) -> f32;
-    /// The Ozaki product of a sliced matrix with a complex vector (f32 only: the planner
-    /// never pairs Ozaki with f64).
-    fn apply_sliced(w: &SlicedMatrix, v: &mut [Cx<Self>]);
+    /// The values as f32 where this type is f32 (the Ozaki products run in f32 only).
+    fn as_f32_values(v: &mut [Cx<Self>]) -> Option<&mut [Cx<f32>]>;
+}
+
+/// A complex value in registers (the buffers themselves are split re / im arrays); its
+/// arithmetic is in `butterflies`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Cx<T> {
+    pub re: T,
+    pub im: T,
 }
 
 impl FftScalar for f32 {
@@ -63,8 +68,8 @@ impl FftScalar for f32 {
         self
     }
     #[inline(always)]
-    fn apply_sliced(w: &SlicedMatrix, v: &mut [Cx<f32>]) {
-        super::ozaki::apply_complex(w, v)
+    fn as_f32_values(v: &mut [Cx<f32>]) -> Option<&mut [Cx<f32>]> {
+        Some(v)
     }
 }
 
@@ -91,8 +96,8 @@ impl FftScalar for f64 {
     fn to_f32(self) -> f32 {
         self as f32
     }
-    fn apply_sliced(_: &SlicedMatrix, _: &mut [Cx<f64>]) {
-        unreachable!("Ozaki products run in f32 only")
+    fn as_f32_values(_: &mut [Cx<f64>]) -> Option<&mut [Cx<f32>]> {
+        None
     }
 }
 

@@ -25,9 +25,8 @@ use super::butterflies::{Cx, dft};
 use super::lanes::V;
 #[cfg(target_arch = "x86_64")]
 use super::lanes::x86;
-use super::lanes::{Lanes, MAX_LANES};
+use super::lanes::{Lanes, MAX_LANES, canonical};
 use super::ozaki::SlicedMatrix;
-use super::plan::canonical;
 use super::scalar::FftScalar;
 use super::twiddles;
 use crate::math::VectorPath;
@@ -912,7 +911,7 @@ pub(crate) fn execute_portable<T: FftScalar>(
         match (st.radix, &plan.ozaki_w8) {
             (8, None) => stage::<T, 8>(st, src_re, src_im, dst_re, dst_im, dft::<T, 8>),
             (8, Some(w8)) => stage::<T, 8>(st, src_re, src_im, dst_re, dst_im, |v| {
-                T::apply_sliced(w8, v)
+                super::ozaki::apply_sliced(w8, v)
             }),
             (4, _) => stage::<T, 4>(st, src_re, src_im, dst_re, dst_im, dft::<T, 4>),
             (2, _) => stage::<T, 2>(st, src_re, src_im, dst_re, dst_im, dft::<T, 2>),
