@@ -114,9 +114,7 @@ impl<'a, R: std::io::Read + std::io::Seek> Loader<'a, R> {
         device: &Device,
         mode: WeightMode,
     ) -> Self {
-        let quantized_here =
-            matches!(device, Device::Cpu) || (cfg!(feature = "cuda") && device.is_cuda());
-        let mode = if quantized_here {
+        let mode = if crate::quantized::supports(device) {
             mode
         } else {
             WeightMode::Dequantized

@@ -127,8 +127,7 @@ impl QWeight {
         if !k.is_multiple_of(len) {
             bail!("candle-repro QMatMul: rows of {k} weights are not whole {ty:?} blocks of {len}")
         }
-        let on_cuda = cfg!(feature = "cuda") && device.is_cuda();
-        if !matches!(device, Device::Cpu) && !on_cuda {
+        if !supports(device) {
             bail!(
                 "candle-repro QMatMul: weights on {:?} are not supported yet (CPU, and CUDA \
                  with the `cuda` feature)",
@@ -336,6 +335,12 @@ impl Module for QLinear {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         self.weight.forward_with_bias(x, self.bias.as_ref())
     }
+}
+
+/// Whether quantized weights can live on `device`: the CPU, and CUDA with the `cuda` feature
+/// (elsewhere [`QMatMul`] refuses them and the models dequantize).
+pub fn supports(device: &Device) -> bool {
+    matches!(device, Device::Cpu) || (cfg!(feature = "cuda") && device.is_cuda())
 }
 
 /// Rows of a quantized table (vocab, dim): an embedding whose rows are decoded exactly when
