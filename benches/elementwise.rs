@@ -21,6 +21,10 @@ fn ops() -> Vec<(&'static str, TensorFn, TensorFn)> {
     vec![
         ("exp", candle_repro::exp, |x| x.exp()),
         ("log", candle_repro::log, |x| x.abs()?.log()),
+        // candle has no log10: ln x / ln 10, as models write it.
+        ("log10", candle_repro::log10, |x| {
+            x.abs()?.log()? * std::f64::consts::LOG10_E
+        }),
         ("sin", candle_repro::sin, |x| x.sin()),
         ("cos", candle_repro::cos, |x| x.cos()),
         ("tanh", candle_repro::tanh, |x| x.tanh()),
@@ -40,8 +44,12 @@ fn tensors(c: &mut Criterion) {
     g.sample_size(10);
     g.throughput(Throughput::Elements(N as u64));
     for (name, ours, stock) in ops() {
-        // log's stock variant takes |x| itself; give ours the same argument.
-        let arg = if name == "log" { &x_abs } else { &x };
+        // log's and log10's stock variants take |x| themselves; give ours the same argument.
+        let arg = if name == "log" || name == "log10" {
+            &x_abs
+        } else {
+            &x
+        };
         g.bench_function(format!("{name}/candle_repro"), |b| {
             b.iter(|| ours(black_box(arg)).unwrap())
         });
@@ -62,11 +70,12 @@ fn slices(c: &mut Criterion) {
     g.sample_size(20);
     g.throughput(Throughput::Elements(n as u64));
     type SliceKernel = fn(&[f32], &mut [f32]);
-    let kernels: [(&str, SliceKernel, &Vec<f32>); 13] = [
+    let kernels: [(&str, SliceKernel, &Vec<f32>); 14] = [
         ("exp", math::exp_slice, &x),
         ("expm1", math::expm1_slice, &x),
         ("log", math::log_slice, &x_pos),
         ("log1p", math::log1p_slice, &x_pos),
+        ("log10", math::log10_slice, &x_pos),
         ("sin", math::sin_slice, &x),
         ("cos", math::cos_slice, &x),
         ("tanh", math::tanh_slice, &x),
@@ -97,6 +106,7 @@ fn slices(c: &mut Criterion) {
     }
     stock!("exp", &x, |v| v.exp());
     stock!("log", &x_pos, |v| v.ln());
+    stock!("log10", &x_pos, |v| v.log10());
     stock!("sin", &x, |v| v.sin());
     stock!("cos", &x, |v| v.cos());
     stock!("tanh", &x, |v| v.tanh());

@@ -99,7 +99,8 @@ fn ops(gpu: &Device) {
         let pos = x.abs().unwrap();
         let floor = time(gpu, 5, 10, || x.copy().unwrap());
         for f in candle_repro::UnaryFn::ALL {
-            let arg = if matches!(f, candle_repro::UnaryFn::Log | candle_repro::UnaryFn::Log1p) {
+            use candle_repro::UnaryFn as U;
+            let arg = if matches!(f, U::Log | U::Log1p | U::Log10) {
                 &pos
             } else {
                 &x
@@ -249,6 +250,7 @@ fn stock_unary(f: candle_repro::UnaryFn, x: &Tensor) -> Tensor {
         U::Expm1 => x.exp().unwrap() - 1.0,
         U::Log => x.log(),
         U::Log1p => (x + 1.0).unwrap().log(),
+        U::Log10 => x.log().unwrap() * std::f64::consts::LOG10_E,
         U::Sin => x.sin(),
         U::Cos => x.cos(),
         U::Tanh => x.tanh(),

@@ -80,6 +80,7 @@ fn oracle_func(f: UnaryFn) -> Func {
         UnaryFn::Expm1 => Func::Expm1,
         UnaryFn::Log => Func::Log,
         UnaryFn::Log1p => Func::Log1p,
+        UnaryFn::Log10 => Func::Log10,
         UnaryFn::Sin => Func::Sin,
         UnaryFn::Cos => Func::Cos,
         UnaryFn::Tanh => Func::Tanh,
@@ -99,6 +100,8 @@ fn stock(f: UnaryFn, x: &Tensor) -> Tensor {
         UnaryFn::Expm1 => x.exp().unwrap() - 1.0,
         UnaryFn::Log => x.log(),
         UnaryFn::Log1p => (x + 1.0).unwrap().log(),
+        // candle has no log10: ln x / ln 10, as models write it.
+        UnaryFn::Log10 => x.log().unwrap() * std::f64::consts::LOG10_E,
         UnaryFn::Sin => x.sin(),
         UnaryFn::Cos => x.cos(),
         UnaryFn::Tanh => x.tanh(),
@@ -301,7 +304,7 @@ fn main() {
     let big = Tensor::from_vec(typical_input(1 << 24), 1 << 24, &Device::Cpu).unwrap();
     let big_pos = big.abs().unwrap();
     for f in UnaryFn::ALL {
-        let arg = if matches!(f, UnaryFn::Log | UnaryFn::Log1p) {
+        let arg = if matches!(f, UnaryFn::Log | UnaryFn::Log1p | UnaryFn::Log10) {
             &big_pos
         } else {
             &big

@@ -48,6 +48,7 @@ fn main() {
     }
     row!("exp", math::exp_slice, x, |v| v.exp());
     row!("log", math::log_slice, x_pos, |v| v.ln());
+    row!("log10", math::log10_slice, x_pos, |v| v.log10());
     row!("sin", math::sin_slice, x, |v| v.sin());
     row!("cos", math::cos_slice, x, |v| v.cos());
     row!("tanh", math::tanh_slice, x, |v| v.tanh());

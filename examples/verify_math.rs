@@ -40,6 +40,7 @@ fn ours_f32(f: Func) -> fn(f32) -> f32 {
         Func::Expm1 => math::expm1,
         Func::Log => math::log,
         Func::Log1p => math::log1p,
+        Func::Log10 => math::log10,
         Func::Sin => math::sin,
         Func::Cos => math::cos,
         Func::Tanh => math::tanh,
@@ -59,6 +60,7 @@ fn ours_slice(f: Func) -> fn(&[f32], &mut [f32]) {
         Func::Expm1 => math::expm1_slice,
         Func::Log => math::log_slice,
         Func::Log1p => math::log1p_slice,
+        Func::Log10 => math::log10_slice,
         Func::Sin => math::sin_slice,
         Func::Cos => math::cos_slice,
         Func::Tanh => math::tanh_slice,
@@ -78,6 +80,7 @@ fn reference_f64(f: Func, x: f64) -> f64 {
         Func::Expm1 => x.exp_m1(),
         Func::Log => x.ln(),
         Func::Log1p => x.ln_1p(),
+        Func::Log10 => x.log10(),
         Func::Sin => x.sin(),
         Func::Cos => x.cos(),
         Func::Tanh => x.tanh(),
@@ -253,7 +256,7 @@ fn check_16(f: Func, bf: bool) {
         macro_rules! m {
             ($($v:ident => $n:ident),*) => { match f { $(Func::$v => math::$n::<half::bf16>(x).to_bits(),)* } };
         }
-        m!(Exp => exp_in, Expm1 => expm1_in, Log => log_in, Log1p => log1p_in, Sin => sin_in,
+        m!(Exp => exp_in, Expm1 => expm1_in, Log => log_in, Log1p => log1p_in, Log10 => log10_in, Sin => sin_in,
            Cos => cos_in, Tanh => tanh_in, Sigmoid => sigmoid_in, Silu => silu_in, Softplus => softplus_in,
            Erf => erf_in, Gelu => gelu_in, GeluErf => gelu_erf_in)
     };
@@ -261,7 +264,7 @@ fn check_16(f: Func, bf: bool) {
         macro_rules! m {
             ($($v:ident => $n:ident),*) => { match f { $(Func::$v => math::$n::<half::f16>(x).to_bits(),)* } };
         }
-        m!(Exp => exp_in, Expm1 => expm1_in, Log => log_in, Log1p => log1p_in, Sin => sin_in,
+        m!(Exp => exp_in, Expm1 => expm1_in, Log => log_in, Log1p => log1p_in, Log10 => log10_in, Sin => sin_in,
            Cos => cos_in, Tanh => tanh_in, Sigmoid => sigmoid_in, Silu => silu_in, Softplus => softplus_in,
            Erf => erf_in, Gelu => gelu_in, GeluErf => gelu_erf_in)
     };

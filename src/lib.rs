@@ -35,7 +35,7 @@ pub mod softmax;
 
 pub use arith::add;
 pub use elementwise::{
-    UnaryFn, cos, erf, exp, expm1, gelu, gelu_erf, log, log1p, sigmoid, silu, sin, softplus,
+    UnaryFn, cos, erf, exp, expm1, gelu, gelu_erf, log, log1p, log10, sigmoid, silu, sin, softplus,
     softplus_with, tanh, unary,
 };
 pub use math::f8::Overflow;

@@ -16,6 +16,7 @@ macro_rules! table {
             ("expm1", math::expm1_in::<$t>, math::expm1_slice_with::<$t>),
             ("log", math::log_in::<$t>, math::log_slice_with::<$t>),
             ("log1p", math::log1p_in::<$t>, math::log1p_slice_with::<$t>),
+            ("log10", math::log10_in::<$t>, math::log10_slice_with::<$t>),
             ("sin", math::sin_in::<$t>, math::sin_slice_with::<$t>),
             ("cos", math::cos_in::<$t>, math::cos_slice_with::<$t>),
             ("tanh", math::tanh_in::<$t>, math::tanh_slice_with::<$t>),

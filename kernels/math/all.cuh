@@ -6,8 +6,8 @@
 // plain host C++: tests/cuda_host_crosscheck.rs compares it bit for bit with the Rust code.
 //
 // Entry point: repro::eval<Function, Format>(float x) -> Format::T, with Function one of
-// Exp, Expm1, Log, Log1p, Sin, Cos, Tanh, Sigmoid, Silu, Softplus, Erf, Gelu, GeluErf and
-// Format one of F32, BF16, F16 (16-bit formats as their bits).
+// Exp, Expm1, Log, Log1p, Log10, Sin, Cos, Tanh, Sigmoid, Silu, Softplus, Erf, Gelu, GeluErf
+// and Format one of F32, BF16, F16 (16-bit formats as their bits).
 #pragma once
 
 #include "math/common.cuh"
@@ -30,6 +30,7 @@
     X(expm1, Expm1)             \
     X(log, Log)                 \
     X(log1p, Log1p)             \
+    X(log10, Log10)             \
     X(sin, Sin)                 \
     X(cos, Cos)                 \
     X(tanh, Tanh)               \

@@ -1,4 +1,4 @@
-// Mirror of src/math/log.rs (log, log1p and the cores softplus builds on). Constants and
+// Mirror of src/math/log.rs (log, log1p, log10 and the cores softplus builds on). Constants and
 // tables generated from the Rust file by tools/kernel-hostcheck/scripts/rust_consts_to_cuh.py;
 // same operations in the same order; see the Rust file for the algorithm and its bounds.
 #pragma once
@@ -12,11 +12,14 @@ namespace m_log {
 
 constexpr double LOG1P_FAST_F64_REL_ERR = 0x1.0000000000000p-50;  // 0x3CD0000000000000
 constexpr double FAST_ERR = 0x1.0000000000000p-50;  // 0x3CD0000000000000
+constexpr double LOG10_FAST_ERR = 0x1.2800000000000p-50;  // 0x3CD2800000000000
 constexpr double LN2_HI = 0x1.62e42fefa3800p-1;  // 0x3FE62E42FEFA3800
 constexpr double LN2_LO = 0x1.ef35793c76730p-45;  // 0x3D2EF35793C76730
+constexpr double INV_LN10 = 0x1.bcb7b1526e50ep-2;  // 0x3FDBCB7B1526E50E
 constexpr uint64_t OFF = 0x3FE5F00000000000ULL;
 constexpr uint32_t OFF_F32 = 0x3F2F8000u;
 RM_FN DD LN2_DD() { return DD::make(0x1.62e42fefa39efp-1, 0x1.abc9e3b39803fp-56); }  // 0x3FE62E42FEFA39EF, 0x3C7ABC9E3B39803F
+RM_FN DD INV_LN10_DD() { return DD::make(0x1.bcb7b1526e50ep-2, 0x1.95355baaafad3p-57); }  // 0x3FDBCB7B1526E50E, 0x3C695355BAAAFAD3
 RM_DEFINE_TABLE(uint64_t, P, {
     0xBFE0000000000000ULL,
     0x3FD55555555279E5ULL,
@@ -546,6 +549,25 @@ struct Log {
             return F64(0x7FF0000000000000);
         }
         return round_odd(log_dd(DD::from_f64((double)x)));
+    }
+};
+
+struct Log10 {
+    RM_FN static double fast_rel_err() { return m_log::LOG10_FAST_ERR; }
+    RM_FN static bool in_fast_domain(float x) { return Log::in_fast_domain(x); }
+    RM_FN static double fast(float x) { return Log::fast(x) * m_log::INV_LN10; }
+    RM_FN static double accurate(float x) {
+        using namespace m_log;
+        if (is_nan_f32(x) || x < 0.0f) {
+            return F64(0x7FF8000000000000);
+        }
+        if (x == 0.0f) {
+            return F64(0xFFF0000000000000);
+        }
+        if (x == f32_from_bits(0x7F800000u)) {
+            return F64(0x7FF0000000000000);
+        }
+        return round_odd(log_dd(DD::from_f64((double)x)).mul(INV_LN10_DD()));
     }
 };
 

@@ -1,7 +1,7 @@
 //! Correctly rounded elementwise ops: drop-in replacements for `Tensor::exp`, `log`, `sin`,
 //! `cos`, `tanh`, `erf`, `gelu` (the tanh approximation), `gelu_erf`,
 //! `candle_nn::ops::sigmoid`, `silu` and the softplus that models write as
-//! `(x.exp() + 1).log()`, and `expm1`, `log1p`. The functions are listed once, in
+//! `(x.exp() + 1).log()`, and `expm1`, `log1p`, `log10`. The functions are listed once, in
 //! `src/math/functions.rs`, which generates [`UnaryFn`] and the ops below.
 //!
 //! Each op is a `CustomOp1` over the slice kernels of [`crate::math`]: f32, f16 and bf16

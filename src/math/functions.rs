@@ -23,6 +23,7 @@ macro_rules! unary_functions {
             expm1 Expm1 in exp: "e^x - 1", 1.0 => 0x3FDB_F0A9;
             log Log in log: "Natural logarithm", 2.0 => 0x3F31_7218;
             log1p Log1p in log: "ln(1 + x)", 0.5 => 0x3ECF_991F;
+            log10 Log10 in log: "Base-10 logarithm", 2.0 => 0x3E9A_209B;
             sin Sin in trig: "Sine (radians)", 1.0 => 0x3F57_6AA4;
             cos Cos in trig: "Cosine (radians)", 1.0 => 0x3F0A_5140;
             tanh Tanh in tanh: "Hyperbolic tangent", 0.5 => 0x3EEC_9A9F;

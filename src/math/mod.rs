@@ -10,7 +10,7 @@
 //! any thread count) and in the CUDA mirror under `kernels/`.
 //!
 //! Each family lives in its own file whose header gives the algorithm and its error bound:
-//! [`exp`](mod@exp) (exp, expm1), [`log`](mod@log) (log, log1p), [`trig`] (sin, cos,
+//! [`exp`](mod@exp) (exp, expm1), [`log`](mod@log) (log, log1p, log10), [`trig`] (sin, cos,
 //! sincos), [`tanh`](mod@tanh), [`sigmoid`](mod@sigmoid) (sigmoid, silu),
 //! [`softplus`](mod@softplus), [`erf`](mod@erf) (erf, gelu_erf) and [`gelu`](mod@gelu)
 //! (the tanh-approximation GELU). NaN outputs are the canonical quiet NaN of the format.

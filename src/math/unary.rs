@@ -189,6 +189,9 @@ mod tests {
         check_normal_hint::<log::Log>("log", around(1.0, 1 << 16));
         assert_eq!(log::Log::fast::<true>(1.0), 0.0);
         assert_eq!(log::Log::fast::<false>(1.0), 0.0);
+        check_normal_hint::<log::Log10>("log10", around(1.0, 1 << 16));
+        assert_eq!(log::Log10::fast::<true>(1.0), 0.0);
+        assert_eq!(log::Log10::fast::<false>(1.0), 0.0);
         // The others have no hint today; one they gain later is checked on the stride.
         let none = std::iter::empty;
         check_normal_hint::<exp::Expm1>("expm1", none());

@@ -44,6 +44,19 @@ fn candle_repro_hard_cases(func: Func) -> Vec<f32> {
             // edges of the table interval that holds 1: 1 + x = 1 - 2^-9, 1 + 2^-8
             0xbb000000, 0x3b800000,
         ],
+        // log10: nearest to a rounding boundary (hybrid exhaustive check: the first four
+        // have f64 references exactly on a midpoint, MPFR decided them; the rest 2^-29 ulp;
+        // then 0x0a4d4ce8, whose fast value lies exactly on a midpoint like those four's,
+        // from the hard-input scan), exact results 10^k (k = 1..10), f32 nearest 0.1, 0.01, 0.001, and log's
+        // regime edges (around 1, the table interval that holds 1, subnormal / normal).
+        Func::Log10 => &[
+            0x62a6c1dd, 0x610567e4, 0x45bdedc8, 0x0efeee7a, 0x6f592c3c, 0x65903d25, 0x604df02c,
+            0x4dff4ddc, 0x43079cce, 0x427a28e9, 0x2f149212, 0x13ae78d3, 0x0a4d4ce8,
+            0x41200000, 0x42C80000, 0x447A0000, 0x461C4000, 0x47C35000, 0x49742400, 0x4B189680,
+            0x4CBEBC20, 0x4E6E6B28, 0x501502F9, 0x3DCCCCCD, 0x3C23D70A, 0x3A83126F,
+            0x3f7fffff, 0x3f800001, 0x3f7f8000, 0x3f7f7fff, 0x3f808000, 0x3f807fff,
+            0x007fffff, 0x00800001,
+        ],
         Func::Sin => &[
             // regime edges: tiny-x shortcut (2^-26), no-reduction bound (2^-6), fast domain (2^31)
             0x3280_0000, 0x327F_FFFF, 0x3C80_0000, 0x3C7F_FFFF, 0x4F00_0000, 0x4EFF_FFFF,

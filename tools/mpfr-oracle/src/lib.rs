@@ -5,10 +5,10 @@
 //! depends on, so it is present wherever a C toolchain is), declaring the few functions it
 //! needs; no development package or build of GMP/MPFR is required.
 //!
-//! * Functions MPFR has (exp, expm1, log, log1p, sin, cos, tanh, erf) are evaluated by MPFR,
-//!   correctly rounded to the target precision in the unbounded exponent range, then moved
-//!   into the format's range with `mpfr_check_range` and `mpfr_subnormalize` (MPFR's
-//!   documented way to emulate IEEE formats, which avoids double rounding).
+//! * Functions MPFR has (exp, expm1, log, log1p, log10, sin, cos, tanh, erf) are evaluated
+//!   by MPFR, correctly rounded to the target precision in the unbounded exponent range,
+//!   then moved into the format's range with `mpfr_check_range` and `mpfr_subnormalize`
+//!   (MPFR's documented way to emulate IEEE formats, which avoids double rounding).
 //! * Composites (sigmoid, silu, softplus, gelu, gelu_erf) are bracketed with directed
 //!   roundings at a working precision that doubles until both ends round to the same value
 //!   (Ziv's strategy with rigorous interval bounds), so exact cases such as sigmoid(0) = 1/2
@@ -53,6 +53,7 @@ unsafe extern "C" {
     fn mpfr_expm1(r: *mut Mpfr, x: *const Mpfr, rnd: Rnd) -> c_int;
     fn mpfr_log(r: *mut Mpfr, x: *const Mpfr, rnd: Rnd) -> c_int;
     fn mpfr_log1p(r: *mut Mpfr, x: *const Mpfr, rnd: Rnd) -> c_int;
+    fn mpfr_log10(r: *mut Mpfr, x: *const Mpfr, rnd: Rnd) -> c_int;
     fn mpfr_sin(r: *mut Mpfr, x: *const Mpfr, rnd: Rnd) -> c_int;
     fn mpfr_cos(r: *mut Mpfr, x: *const Mpfr, rnd: Rnd) -> c_int;
     fn mpfr_tanh(r: *mut Mpfr, x: *const Mpfr, rnd: Rnd) -> c_int;
@@ -200,6 +201,7 @@ fn direct_into(f: Func, x: f64, y: &mut Num) -> c_int {
             Func::Expm1 => mpfr_expm1,
             Func::Log => mpfr_log,
             Func::Log1p => mpfr_log1p,
+            Func::Log10 => mpfr_log10,
             Func::Sin => mpfr_sin,
             Func::Cos => mpfr_cos,
             Func::Tanh => mpfr_tanh,
@@ -394,7 +396,7 @@ fn special(f: Func, x: f64) -> Option<f64> {
                     -1.0
                 }
             }
-            Func::Log | Func::Log1p => {
+            Func::Log | Func::Log1p | Func::Log10 => {
                 if pos {
                     f64::INFINITY
                 } else {
@@ -587,6 +589,14 @@ mod tests {
         assert_eq!(cr_f32(Func::Silu, -1e30).to_bits(), 0x8000_0000);
         assert_eq!(cr_f32(Func::Sin, -0.0).to_bits(), 0x8000_0000);
         assert!(cr_f32(Func::Log, -1.0).is_nan());
+        // log10: exact powers of ten, log10(2) (bits from mpmath), the specials.
+        assert_eq!(cr_f32(Func::Log10, 1.0).to_bits(), 0);
+        assert_eq!(cr_f32(Func::Log10, 1e10), 10.0);
+        assert_eq!(cr_f32(Func::Log10, 2.0).to_bits(), 0x3E9A_209B);
+        assert_eq!(cr_f32(Func::Log10, 0.0), f32::NEG_INFINITY);
+        assert_eq!(cr_f32(Func::Log10, f32::INFINITY), f32::INFINITY);
+        assert!(cr_f32(Func::Log10, -1.0).is_nan());
+        assert!(cr_f32(Func::Log10, f32::NEG_INFINITY).is_nan());
         // erf(0.5), gelu(1), gelu_erf(1) rounded to f32 (bits from mpmath).
         assert_eq!(cr_f32(Func::Erf, 0.5).to_bits(), 0x3F05_3F7B);
         assert_eq!(cr_f32(Func::Gelu, 1.0).to_bits(), 0x3F57_585C);
