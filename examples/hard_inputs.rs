@@ -88,7 +88,7 @@ fn correct_fn<F: Format>(name: &str) -> fn(F) -> F {
         };
     }
     m!(
-        exp, expm1, log, log1p, sin, cos, tanh, sigmoid, silu, softplus, erf, gelu, gelu_erf
+        exp, expm1, log, log1p, log10, sin, cos, tanh, sigmoid, silu, softplus, erf, gelu, gelu_erf
     )
 }
 

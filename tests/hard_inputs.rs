@@ -75,7 +75,7 @@ fn functions<T: Format>() -> Vec<(&'static str, Scalar<T>, Slice<T>)> {
         };
     }
     t!(
-        exp, expm1, log, log1p, sin, cos, tanh, sigmoid, silu, softplus, erf, gelu, gelu_erf
+        exp, expm1, log, log1p, log10, sin, cos, tanh, sigmoid, silu, softplus, erf, gelu, gelu_erf
     )
 }
 
