@@ -108,6 +108,14 @@ const GOLDEN: &[(&str, [Option<u64>; 3])] = &[
         ],
     ),
     (
+        "log10",
+        [
+            Some(0x2AB9D56179C6E368),
+            Some(0xBB48FF32D51C9950),
+            Some(0x39C49A90CF9E827B),
+        ],
+    ),
+    (
         "sin",
         [
             Some(0x600AE2B88538F75A),
