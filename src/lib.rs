@@ -19,6 +19,7 @@
 #![warn(missing_docs)]
 
 pub mod arith;
+pub mod audio;
 pub mod elementwise;
 pub mod fft;
 pub mod launch;

@@ -29,6 +29,7 @@ pub const PTX_MODULES: &[(&str, &str)] = &[
     ("gather", ptx!("gather")),
     ("arith", ptx!("arith")),
     ("quantized", ptx!("quantized")),
+    ("audio", ptx!("audio")),
 ];
 
 impl Module {

@@ -43,11 +43,13 @@ pub enum Module {
     Norm,
     /// `kernels/quantized/quantized.cu`: products with quantized weights.
     Quantized,
+    /// `kernels/audio/audio.cu`: the audio front end's framing, power and log-mel steps.
+    Audio,
 }
 
 impl Module {
     /// Every module.
-    pub const ALL: [Module; 9] = [
+    pub const ALL: [Module; 10] = [
         Module::Elementwise,
         Module::Softmax,
         Module::Gather,
@@ -57,6 +59,7 @@ impl Module {
         Module::Matmul,
         Module::Norm,
         Module::Quantized,
+        Module::Audio,
     ];
 
     /// The file stem: `kernels/<family>/<stem>.cu`, the PTX module's name.
@@ -71,6 +74,7 @@ impl Module {
             Module::Matmul => "matmul",
             Module::Norm => "norm",
             Module::Quantized => "quantized",
+            Module::Audio => "audio",
         }
     }
 }
