@@ -1,26 +1,31 @@
-//! The hardest inputs of the norms' output decision (issue 31): RMSNorm rows built so that
-//! tier 1's output error exceeds half of its proven bound in the direction that misrounds,
-//! run through the CPU norm and through the CUDA kernel on the emulated device, every
-//! output checked against MPFR (`mpfr_oracle::norm::norm_row`).
+//! The hardest inputs of the norms' rounding decisions (issue 31): rows built so that
+//! tier 1's output error exceeds half of one of its proven bounds in the direction that
+//! misrounds, run through the CPU norm and through the CUDA kernel on the emulated device
+//! (256, 32 and 1 threads per block), every output checked against MPFR
+//! (`mpfr_oracle::norm::norm_row`). Three kinds (docs/VERIFICATION.md, "Hardest inputs:
+//! norms"): RMSNorm rows hard for the output bound in the CPU's order (below), LayerNorm
+//! rows hard for it in the device's tree order, and RMSNorm rows hard for the variance
+//! bound in the device's one-thread order (at the tests that use them).
 //!
-//! Construction (f32, eps > 0, n = 10). x_0 = 1 + t 2^-23 (x_0^2, exact in f64, at the
-//! bottom of its binade), x_1..x_8 = s, the largest f32 whose square is below half an ulp
-//! of x_0^2, x_9 = 0. In the CPU's order (element i into lane i mod 8, the lanes added in
-//! order) each s^2 is lost whole: the computed sum of squares is x_0^2, the exact one
-//! x_0^2 + 8 s^2, about 8 u below. eps is the largest f32 below half an ulp of ss / n, so
-//! that ss / n + eps loses it too. r = 1/sqrt(V) is then about 4.3 u too large before its
-//! own three roundings (/n, sqrt, 1/); x_0 (t from a seeded generator) is kept when
-//! those push the error of r past 5.6 u (the double-double estimate below). Each output
-//! z_i = x_i w_i r (x_i w_i exact) rounds once more; w_i is drawn until that rounding
-//! adds to the error, and b_i = -round_f32(z_i) cancels z_i, so that y = z + b is about
-//! 2^-25 |z| and the rounding test's own widening |y| 2^-51 is negligible. The proven
+//! Construction of the first (f32, eps > 0, n = 10). x_0 = 1 + t 2^-23 (x_0^2, exact in
+//! f64, at the bottom of its binade), x_1..x_8 = s, the largest f32 whose square is below
+//! half an ulp of x_0^2, x_9 = 0. In the CPU's order (element i into lane i mod 8, the
+//! lanes added in order) each s^2 is lost whole: the computed sum of squares is x_0^2, the
+//! exact one x_0^2 + 8 s^2, about 8 u below. eps is the largest f32 below half an ulp of
+//! ss / n, so that ss / n + eps loses it too. r = 1/sqrt(V) is then about 4.3 u too large
+//! before its own three roundings (/n, sqrt, 1/); x_0 (t from a seeded generator) is kept
+//! when those push the error of r past 5.6 u (the double-double estimate below). Each
+//! output z_i = x_i w_i r (x_i w_i exact) rounds once more; w_i is drawn until that
+//! rounding adds to the error, and b_i = -round_f32(z_i) cancels z_i, so that y = z + b is
+//! about 2^-25 |z| and the rounding test's own widening |y| 2^-51 is negligible. The proven
 //! bound is (3 u + e_r) |z| with e_r about 9.5 u: half of it, 6.5 u |z|, is below the
 //! error, so a halved output bound accepts the f32 value on the wrong side of a midpoint,
 //! while the right bound sends the output to the exact tier.
 //!
 //! Each case asserts its own hardness: tier 1 replayed in f64 (the formulas of
-//! `src/norm/cpu.rs`), the interval of half the bound rounds to one value that is not
-//! MPFR's, the interval of the whole bound does not decide.
+//! `src/norm/cpu.rs`, in the order of the CPU or of a device block), the interval of half
+//! the bound rounds to one value that is not MPFR's, the interval of the whole bound does
+//! not decide.
 //!
 //! `cargo test --release --test hard_norms`
 // Needs the workspace tools; skipped in the packaged crate (see build.rs).
@@ -207,19 +212,26 @@ enum Plant {
     Variance,
 }
 
-/// Whether output i of the row is hard in `order` for `plant`: the planted bound decides a
-/// value that is not `want` (MPFR's bits), the bound as it is does not decide.
-fn hard_in(
-    x: &[f32],
-    w: &[f32],
-    b: &[f32],
+/// A row's inputs.
+#[derive(Clone, Copy)]
+struct Row<'a> {
+    x: &'a [f32],
+    w: &'a [f32],
+    b: &'a [f32],
     eps: f32,
     remove_mean: bool,
-    order: Order,
-    plant: Plant,
-    i: usize,
-    want: u32,
-) -> bool {
+}
+
+/// Whether output i of the row is hard in `order` for `plant`: the planted bound decides a
+/// value that is not `want` (MPFR's bits), the bound as it is does not decide.
+fn hard_in(row: Row, order: Order, plant: Plant, i: usize, want: u32) -> bool {
+    let Row {
+        x,
+        w,
+        b,
+        eps,
+        remove_mean,
+    } = row;
     let st = replay_stats(x, eps, remove_mean, order, 1.0);
     let (y, err) = replay_element(x[i], w[i], b[i], &st);
     let planted = match plant {
@@ -286,19 +298,17 @@ fn lost_row(rng: &mut Lcg, k: usize, n: usize) -> (f32, f32, Vec<f32>, f32) {
 
 /// Draws w_i (and b_i = -round_f32(z_i)) for each i in `elems` until the output is hard
 /// for `plant` in `order` by the double-double estimate of the row's r error `er` (RMSNorm,
-/// x_i w_i exact); returns the elements picked.
-#[allow(clippy::too_many_arguments)]
+/// x_i w_i exact); returns w and b (1 and 0 where nothing was drawn) and the elements
+/// picked.
 fn draw_weights(
     rng: &mut Lcg,
-    x: &[f32],
-    eps: f32,
+    (x, eps): (&[f32], f32),
     order: Order,
     plant: Plant,
     er: f64,
-    w: &mut [f32],
-    b: &mut [f32],
     elems: std::ops::Range<usize>,
-) -> Vec<usize> {
+) -> (Vec<f32>, Vec<f32>, Vec<usize>) {
+    let (mut w, mut b) = (vec![1.0f32; x.len()], vec![0.0f32; x.len()]);
     let st = replay_stats(x, eps, false, order, 1.0);
     let stp = match plant {
         Plant::Output => st,
@@ -333,7 +343,7 @@ fn draw_weights(
             }
         }
     }
-    picked
+    (w, b, picked)
 }
 
 /// The RMSNorm rows hard for the output bound at 1/2 in the CPU's order (the module
@@ -353,18 +363,8 @@ fn build(count: usize) -> Vec<Case> {
         if er < 5.6 * U {
             continue;
         }
-        let (mut w, mut b) = (vec![1.0f32; N], vec![0.0f32; N]);
-        let picked = draw_weights(
-            &mut rng,
-            &x,
-            eps,
-            Order::Cpu,
-            Plant::Output,
-            er,
-            &mut w,
-            &mut b,
-            0..N - 1,
-        );
+        let (w, b, picked) =
+            draw_weights(&mut rng, (&x, eps), Order::Cpu, Plant::Output, er, 0..N - 1);
         if picked.is_empty() {
             continue;
         }
@@ -372,11 +372,13 @@ fn build(count: usize) -> Vec<Case> {
         let hard: Vec<usize> = (0..N)
             .filter(|&i| {
                 hard_in(
-                    &x,
-                    &w,
-                    &b,
-                    eps,
-                    false,
+                    Row {
+                        x: &x,
+                        w: &w,
+                        b: &b,
+                        eps,
+                        remove_mean: false,
+                    },
                     Order::Cpu,
                     Plant::Output,
                     i,
@@ -591,11 +593,13 @@ fn output_bounds_matter_in_layer_norm_on_the_device_tree() {
             for t in [256, 32] {
                 assert!(
                     hard_in(
-                        &x,
-                        &w,
-                        &b,
-                        eps,
-                        true,
+                        Row {
+                            x: &x,
+                            w: &w,
+                            b: &b,
+                            eps,
+                            remove_mean: true
+                        },
                         Order::Device(t),
                         Plant::Output,
                         i,
@@ -638,27 +642,25 @@ fn variance_bounds_matter_at_one_thread_per_block() {
         let st = replay_stats(&x, eps, false, Order::Device(1), 1.0);
         assert_eq!(st.ss, x0 as f64 * x0 as f64, "every s^2 lost in the chain");
         let er = r_error(x0, s, M - 1, M, eps, st.r);
-        let (mut w, mut b) = (vec![1.0f32; M], vec![0.0f32; M]);
-        let picked = draw_weights(
+        let (w, b, picked) = draw_weights(
             &mut rng,
-            &x,
-            eps,
+            (&x, eps),
             Order::Device(1),
             Plant::Variance,
             er,
-            &mut w,
-            &mut b,
             0..M,
         );
         let want = mpfr_bits(&x, &w, &b, eps, false);
         let hard: Vec<usize> = (0..M)
             .filter(|&i| {
                 hard_in(
-                    &x,
-                    &w,
-                    &b,
-                    eps,
-                    false,
+                    Row {
+                        x: &x,
+                        w: &w,
+                        b: &b,
+                        eps,
+                        remove_mean: false,
+                    },
                     Order::Device(1),
                     Plant::Variance,
                     i,
