@@ -520,6 +520,8 @@ RM_FN DD log1p_dd(DD t) {
     return log3(a, b, t.lo);
 }
 
+RM_FN DD log10_dd(DD x) { return log_dd(x).mul(INV_LN10_DD()); }
+
 }  // namespace m_log
 
 struct Log {
@@ -567,7 +569,7 @@ struct Log10 {
         if (x == f32_from_bits(0x7F800000u)) {
             return F64(0x7FF0000000000000);
         }
-        return round_odd(log_dd(DD::from_f64((double)x)).mul(INV_LN10_DD()));
+        return round_odd(log10_dd(DD::from_f64((double)x)));
     }
 };
 
