@@ -522,6 +522,21 @@ RM_FN DD log1p_dd(DD t) {
 
 RM_FN DD log10_dd(DD x) { return log_dd(x).mul(INV_LN10_DD()); }
 
+// log_special (Rust: log_special): the result of log and log10 at their exceptional inputs,
+// NaN for NaN and x < 0, -inf for +-0, +inf for +inf; false for positive finite x.
+RM_FN bool log_special(float x, double* y) {
+    if (is_nan_f32(x) || x < 0.0f) {
+        *y = F64(0x7FF8000000000000);
+    } else if (x == 0.0f) {
+        *y = F64(0xFFF0000000000000);
+    } else if (x == f32_from_bits(0x7F800000u)) {
+        *y = F64(0x7FF0000000000000);
+    } else {
+        return false;
+    }
+    return true;
+}
+
 }  // namespace m_log
 
 struct Log {
@@ -541,15 +556,8 @@ struct Log {
     }
     RM_FN static double accurate(float x) {
         using namespace m_log;
-        if (is_nan_f32(x) || x < 0.0f) {
-            return F64(0x7FF8000000000000);
-        }
-        if (x == 0.0f) {
-            return F64(0xFFF0000000000000);
-        }
-        if (x == f32_from_bits(0x7F800000u)) {
-            return F64(0x7FF0000000000000);
-        }
+        double y;
+        if (log_special(x, &y)) return y;
         return round_odd(log_dd(DD::from_f64((double)x)));
     }
 };
@@ -560,15 +568,8 @@ struct Log10 {
     RM_FN static double fast(float x) { return Log::fast(x) * m_log::INV_LN10; }
     RM_FN static double accurate(float x) {
         using namespace m_log;
-        if (is_nan_f32(x) || x < 0.0f) {
-            return F64(0x7FF8000000000000);
-        }
-        if (x == 0.0f) {
-            return F64(0xFFF0000000000000);
-        }
-        if (x == f32_from_bits(0x7F800000u)) {
-            return F64(0x7FF0000000000000);
-        }
+        double y;
+        if (log_special(x, &y)) return y;
         return round_odd(log10_dd(DD::from_f64((double)x)));
     }
 };

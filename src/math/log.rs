@@ -211,6 +211,21 @@ fn log10_dd(x: DD) -> DD {
     log_dd(x).mul(INV_LN10_DD)
 }
 
+/// The result of log and log10 at their exceptional inputs (header): NaN for NaN and
+/// x < 0, -inf for +-0, +inf for +inf; `None` for positive finite x.
+#[inline(always)]
+fn log_special(x: f32) -> Option<f64> {
+    if x.is_nan() || x < 0.0 {
+        Some(f64::NAN)
+    } else if x == 0.0 {
+        Some(f64::NEG_INFINITY)
+    } else if x == f32::INFINITY {
+        Some(f64::INFINITY)
+    } else {
+        None
+    }
+}
+
 /// Natural logarithm.
 pub(crate) struct Log;
 
@@ -245,16 +260,10 @@ impl CrUnary for Log {
     }
 
     fn accurate(x: f32) -> f64 {
-        if x.is_nan() || x < 0.0 {
-            return f64::NAN;
+        match log_special(x) {
+            Some(y) => y,
+            None => super::dd::round_odd(log_dd(DD::from_f64(x as f64))),
         }
-        if x == 0.0 {
-            return f64::NEG_INFINITY;
-        }
-        if x == f32::INFINITY {
-            return f64::INFINITY;
-        }
-        super::dd::round_odd(log_dd(DD::from_f64(x as f64)))
     }
 }
 
@@ -313,16 +322,10 @@ impl CrUnary for Log10 {
     }
 
     fn accurate(x: f32) -> f64 {
-        if x.is_nan() || x < 0.0 {
-            return f64::NAN;
+        match log_special(x) {
+            Some(y) => y,
+            None => super::dd::round_odd(log10_dd(DD::from_f64(x as f64))),
         }
-        if x == 0.0 {
-            return f64::NEG_INFINITY;
-        }
-        if x == f32::INFINITY {
-            return f64::INFINITY;
-        }
-        super::dd::round_odd(log10_dd(DD::from_f64(x as f64)))
     }
 }
 
