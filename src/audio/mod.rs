@@ -32,8 +32,8 @@
 //! Stock candle's Whisper front end (whisper.cpp's) differs from Whisper's Python recipe
 //! the models were trained with: its frames start at the signal's first sample instead of
 //! being centered, it doubles the power of every bin but the first and the last (a
-//! one-sided sum), and computes (v/4 + 1) where Whisper computes (v + 4)/4; its sums and
-//! cosines are in a thread- and platform-dependent order. [`pcm_to_mel`] keeps its
+//! one-sided sum), and computes (v/4 + 1) where Whisper computes (v + 4)/4; its window
+//! and twiddles come from the platform's `cos` and `sin`. [`pcm_to_mel`] keeps its
 //! signature and output shape (n_mels x frames, frames padded as candle pads them) and
 //! computes Whisper's recipe on the same zero-padded signal.
 
