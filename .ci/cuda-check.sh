@@ -30,4 +30,5 @@ RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --release --features cuda
 export LD_LIBRARY_PATH="$REPRO_CUDA_STUBS:$REPRO_CUDA_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 cargo test --release --features cuda \
     --test cuda_ptx_lint --test cuda_elementwise --test softmax_cuda --test rope_cuda \
-    --test fft_cuda --test matmul_cuda --test norm_cuda --test quantized_cuda -- --nocapture
+    --test fft_cuda --test matmul_cuda --test norm_cuda --test quantized_cuda --test audio_cuda \
+    -- --nocapture

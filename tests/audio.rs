@@ -567,45 +567,6 @@ fn golden_hashes() {
     assert_eq!(got, [0x265b_548f_68d2_7f92, 0xb9db_ba4f_769b_afe6]);
 }
 
-/// On a GPU (feature `cuda`), the features have the CPU's bits; skipped without one.
-#[test]
-fn cuda_gives_the_cpu_bits() {
-    let Some(gpu) = common::cuda_device() else {
-        return;
-    };
-    let dev = Device::Cpu;
-    let filters = mel_filters(16000, 400, 128).unwrap();
-    let xs: Vec<Vec<f32>> = (0..4).map(|s| signal(30 * 16000, 90 + s)).collect();
-    let x = Tensor::new(xs, &dev).unwrap();
-    let f = Tensor::from_slice(&filters, (128, 201), &dev).unwrap();
-    let want = log_mel_spectrogram(&x, &f, 400, 160).unwrap();
-    let got = log_mel_spectrogram(
-        &x.to_device(&gpu).unwrap(),
-        &f.to_device(&gpu).unwrap(),
-        400,
-        160,
-    )
-    .unwrap();
-    same(&common::bits(&got), &common::bits(&want), "log-mel on CUDA");
-    let w = Tensor::new(hann_window(400, true).unwrap().as_slice(), &dev).unwrap();
-    let s = stft(&x, 400, 160, &w, true, PadMode::Reflect).unwrap();
-    let sg = stft(
-        &x.to_device(&gpu).unwrap(),
-        400,
-        160,
-        &w.to_device(&gpu).unwrap(),
-        true,
-        PadMode::Reflect,
-    )
-    .unwrap();
-    same(&common::bits(&sg), &common::bits(&s), "stft on CUDA");
-    println!(
-        "CUDA: {} log-mel values and {} STFT values, 0 differing",
-        want.elem_count(),
-        s.elem_count()
-    );
-}
-
 /// Every audio kernel through its launch code on the emulated device, bit for bit against
 /// the CPU half.
 #[cfg(repro_workspace)]
