@@ -20,14 +20,9 @@ RM_FN float canonical(float v) { return is_nan_f32(v) ? f32_from_bits(0x7FC00000
 // power_one: re^2 + im^2, both squares exact in f64, the exact sum rounded to odd in f64
 // and then to f32 (one rounding in effect).
 RM_FN float power_one(float re, float im) {
-    double a = (double)re * (double)re;
-    double b = (double)im * (double)im;
     double s, e;
-    two_sum(a, b, &s, &e);
-    if (e != 0.0 && is_finite(s) && (f64_to_bits(s) & 1) == 0) {
-        s = f64_from_bits(e > 0.0 ? f64_to_bits(s) + 1 : f64_to_bits(s) - 1);
-    }
-    return canonical(f64_to_f32(s));
+    two_sum((double)re * (double)re, (double)im * (double)im, &s, &e);
+    return canonical(f64_to_f32(round_odd(DD::make(s, e))));
 }
 
 // FLOOR: f32's nearest value to 1e-10.

@@ -6,6 +6,7 @@
 
 use super::Framing;
 use crate::math;
+use crate::math::dd::{DD, round_odd, two_sum};
 use crate::ops::buffer;
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
@@ -73,21 +74,8 @@ pub(crate) fn power(z: &[f32]) -> Vec<f32> {
 /// results included, since the f64 value is normal).
 #[inline(always)]
 pub(crate) fn power_one(re: f32, im: f32) -> f32 {
-    let (a, b) = (re as f64 * re as f64, im as f64 * im as f64);
-    let s = a + b;
-    let e = (a - (s - (s - a))) + (b - (s - a));
-    let s = if e != 0.0 && s.is_finite() && s.to_bits() & 1 == 0 {
-        // The exact value lies strictly between s and its neighbour towards e (both
-        // squares are >= 0, so s > 0): the odd one of the two is that neighbour.
-        f64::from_bits(if e > 0.0 {
-            s.to_bits() + 1
-        } else {
-            s.to_bits() - 1
-        })
-    } else {
-        s
-    };
-    canonical(s as f32)
+    let (s, e) = two_sum(re as f64 * re as f64, im as f64 * im as f64);
+    canonical(round_odd(DD::new(s, e)) as f32)
 }
 
 /// f32's nearest value to 1e-10: the floor Whisper clamps the mel energies to

@@ -406,7 +406,7 @@ pub fn power_spectrum(z: &Tensor) -> Result<Tensor> {
 /// use candle_repro::audio::{log_mel_spectrogram, mel_filters};
 /// let sr = 16000;
 /// let t = Tensor::arange(0u32, 3200, &Device::Cpu)?.to_dtype(candle_core::DType::F32)?;
-/// let x = (t * (2.0 * std::f64::consts::PI * 440.0 / sr as f64))?.sin()?; // 0.2 s of A4
+/// let x = candle_repro::sin(&(t * (2.0 * std::f64::consts::PI * 440.0 / sr as f64))?)?; // 0.2 s of A4
 /// let filters = Tensor::from_vec(mel_filters(sr, 400, 80)?, (80, 201), &Device::Cpu)?;
 /// let mel = log_mel_spectrogram(&x, &filters, 400, 160)?;
 /// assert_eq!(mel.dims(), [80, 20]);
