@@ -7,7 +7,8 @@
 #   3. timings alone on the GPU: gpu_report ops (ours vs stock candle's CUDA ops), PyTorch's
 #      copy / cuFFT / cuBLAS figures and cuFFT's error next to ours (tools/gpu/torch_baselines.py);
 #   4. the report (hashes on both devices) and llama_block.
-# STEPS (default "tests models ops torch report"; also "qscale") picks steps; DEADLINE
+# STEPS (default "tests models ops torch report"; also "qscale" and "qgemv") picks steps;
+# TESTS (an extended regex, default all) picks the test binaries of "tests"; DEADLINE
 # (seconds, default 540) skips whatever would start too late.
 # Each step's output goes to /tmp/gpu-logs/<step>.log, a summary of exit codes to summary.txt
 # there; after every step all of them are gathered into $OUT/all.log (the device tool brings
@@ -64,17 +65,20 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=c
 ldd "$b/bin/report" | grep -e cu -e "not found" >> "$out/gpu.txt"
 
 # The tests and checks: three at a time (they time nothing).
-run_test() { step "test-$(basename "$1")" 240 "$1" --nocapture --test-threads=4; }
+# TEST_ARGS: more libtest arguments for every test binary (e.g. "--skip NAME").
+run_test() { step "test-$(basename "$1")" 240 "$1" --nocapture --test-threads=4 ${TEST_ARGS:-}; }
 export -f step run_test gather
-export out final summary deadline start
+export out final summary deadline start TEST_ARGS
 want tests && ls "$b"/bin/* | grep -v -e '/report$' -e '/gpu_report$' -e '/llama_block$' |
-    xargs -P 3 -I{} bash -c 'run_test {}'
+    grep -E -e "${TESTS:-.}" | xargs -P 3 -I{} bash -c 'run_test {}'
 if want models; then
     for m in "$models"/*.gguf; do
         [ -e "$m" ] && step "model-$(basename "$m" .gguf)" 240 "$b/bin/gpu_report" model "$m"
     done
 fi
 want ops && step ops 150 "$b/bin/gpu_report" ops
+# The quantized decode product on weights larger than the L2 cache (HBM bandwidth).
+want qgemv && step qgemv 120 "$b/bin/gpu_report" qgemv
 if want torch; then
     step fftdump 60 "$b/bin/gpu_report" fftdump /tmp/fftdump
     step torch 120 env PYTHONUNBUFFERED=1 python3 tools/gpu/torch_baselines.py /tmp/fftdump
