@@ -2,10 +2,15 @@
 //! tier 1's output error exceeds half of one of its proven bounds in the direction that
 //! misrounds, run through the CPU norm and through the CUDA kernel on the emulated device
 //! (256, 32 and 1 threads per block), every output checked against MPFR
-//! (`mpfr_oracle::norm::norm_row`). Three kinds (docs/VERIFICATION.md, "Hardest inputs:
+//! (`mpfr_oracle::norm::norm_row`). Four kinds (docs/VERIFICATION.md, "Hardest inputs:
 //! norms"): RMSNorm rows hard for the output bound in the CPU's order (below), LayerNorm
-//! rows hard for it in the device's tree order, and RMSNorm rows hard for the variance
-//! bound in the device's one-thread order (at the tests that use them).
+//! rows hard for it in the device's tree order, RMSNorm rows hard for the variance bound
+//! in the device's one-thread order, and long rows of both norms hard for the variance
+//! bound in the CPU's order and at 1, 32 and 256 threads per block, whose small squares
+//! are lost one after another against a large one (`lost_squares_row`). The variance
+//! bound counts A, the most additions with two nonzero operands that a square meets in
+//! the order (`src/norm/mod.rs`); the replay takes A from running the order
+//! (`square_additions`), checked against the header's closed forms.
 //!
 //! Construction of the first (f32, eps > 0, n = 10). x_0 = 1 + t 2^-23 (x_0^2, exact in
 //! f64, at the bottom of its binade), x_1..x_8 = s, the largest f32 whose square is below
@@ -71,6 +76,64 @@ fn half_ulp(v: f64) -> f64 {
 enum Order {
     Cpu,
     Device(usize),
+}
+
+/// The most additions with two nonzero operands that one square passes through in
+/// `order`'s sum of squares (the count A of the variance bound, `src/norm/mod.rs`), found by
+/// running the order on the row's structure, independently of the code's closed forms: an
+/// accumulator is empty until its first element, and the sum of two nonempty ones carries
+/// the larger of their counts plus one.
+fn square_additions(n: usize, order: Order) -> usize {
+    let add = |a: Option<usize>, b: Option<usize>| match (a, b) {
+        (Some(p), Some(q)) => Some(p.max(q) + 1),
+        (a, None) => a,
+        (None, b) => b,
+    };
+    let lanes = match order {
+        Order::Cpu => 8,
+        Order::Device(t) => t,
+    };
+    let mut acc: Vec<Option<usize>> = vec![None; lanes];
+    for i in 0..n {
+        acc[i % lanes] = add(acc[i % lanes], Some(0));
+    }
+    let total = match order {
+        // `Iterator::sum` from -0.0 (an empty accumulator) over the lanes in order.
+        Order::Cpu => acc.iter().fold(None, |r, &l| add(r, l)),
+        Order::Device(t) => {
+            let mut k = t / 2;
+            while k > 0 {
+                for j in 0..k {
+                    acc[j] = add(acc[j], acc[j + k]);
+                }
+                k /= 2;
+            }
+            acc[0]
+        }
+    };
+    total.unwrap_or(0)
+}
+
+/// The closed forms of `src/norm/mod.rs`'s header (A_cpu = min(n - 1, ceil(n/8) + 6),
+/// A_dev = ceil(n/T) - 1 + ceil(log2 min(n, T))) against the count run on the orders.
+#[test]
+fn square_additions_closed_forms() {
+    for n in 1..=1100usize {
+        assert_eq!(
+            square_additions(n, Order::Cpu),
+            (n - 1).min(n.div_ceil(8) + 6),
+            "CPU, n = {n}"
+        );
+        for t in [1usize, 2, 4, 8, 32, 64, 256] {
+            let m = n.min(t);
+            let levels = (usize::BITS - (m - 1).leading_zeros()) as usize; // ceil(log2 m)
+            assert_eq!(
+                square_additions(n, Order::Device(t)),
+                n.div_ceil(t) - 1 + levels,
+                "device, n = {n}, {t} threads"
+            );
+        }
+    }
 }
 
 /// TwoSum.
@@ -171,8 +234,9 @@ fn replay_stats(x: &[f32], eps: f32, remove_mean: bool, order: Order, e_ss_scale
             sq[0]
         }
     };
-    // stats_from_sums.
-    let e_ss = ((nf + 4.0) * U * ss + 2.0 * nf * delta_mu * delta_mu) * SLACK * e_ss_scale;
+    // stats_from_sums, with the order's count of additions.
+    let adds = square_additions(n, order) as f64;
+    let e_ss = ((adds + 5.0) * U * ss + 2.0 * nf * delta_mu * delta_mu) * SLACK * e_ss_scale;
     let v = ss / nf + eps as f64;
     let e_v = (e_ss / nf) / v + 2.0 * U;
     let r = 1.0 / v.sqrt();
@@ -296,26 +360,33 @@ fn lost_row(rng: &mut Lcg, k: usize, n: usize) -> (f32, f32, Vec<f32>, f32) {
     (x0, s, x, eps)
 }
 
-/// Draws w_i (and b_i = -round_f32(z_i)) for each i in `elems` until the output is hard
-/// for `plant` in `order` by the double-double estimate of the row's r error `er` (RMSNorm,
-/// x_i w_i exact); returns w and b (1 and 0 where nothing was drawn) and the elements
-/// picked.
+/// Draws w_i (and b_i = -round_f32(z_i), or with `wide` that moved one f32 away from 0, for
+/// errors so large that y = z + b must be about an ulp of z, not half of one or less, for
+/// an interval of the halved bound to round to one value) for each i in `elems` until the output is hard
+/// for `plant` in `order` by the double-double estimate of the row's r error `er` (a row
+/// whose mean is exactly 0 and computed as 0, so that x_i - mu = x_i and x_i w_i are exact:
+/// RMSNorm, or the LayerNorm rows below), stopping after `cap` picks; returns w and b (1
+/// and 0 where nothing was drawn) and the elements picked.
 fn draw_weights(
     rng: &mut Lcg,
-    (x, eps): (&[f32], f32),
+    (x, eps, remove_mean): (&[f32], f32, bool),
     order: Order,
     plant: Plant,
     er: f64,
-    elems: std::ops::Range<usize>,
+    (elems, cap, wide): (&[usize], usize, bool),
 ) -> (Vec<f32>, Vec<f32>, Vec<usize>) {
     let (mut w, mut b) = (vec![1.0f32; x.len()], vec![0.0f32; x.len()]);
-    let st = replay_stats(x, eps, false, order, 1.0);
+    let st = replay_stats(x, eps, remove_mean, order, 1.0);
+    assert_eq!(st.mu, 0.0, "the estimate needs the mean computed as 0");
     let stp = match plant {
         Plant::Output => st,
-        Plant::Variance => replay_stats(x, eps, false, order, 0.5),
+        Plant::Variance => replay_stats(x, eps, remove_mean, order, 0.5),
     };
     let mut picked = Vec::new();
-    for i in elems {
+    for &i in elems {
+        if picked.len() >= cap {
+            break;
+        }
         for _ in 0..400 {
             let wi = f32::from_bits(0x3F80_0000 + rng.below(1 << 23) as u32);
             let m = x[i] as f64 * wi as f64; // exact
@@ -323,7 +394,13 @@ fn draw_weights(
             let e_mul = m.mul_add(st.r, -z); // m r - z, exact
             // z / z_exact - 1 = (1 + er)(1 - e_mul / (m r)) - 1.
             let total = er - e_mul / z;
+            // -round_f32(z), or one f32 further (`wide`, y = z + b about one ulp of z).
             let bi = -(z as f32);
+            let bi = if wide {
+                f32::from_bits(bi.to_bits() + 1)
+            } else {
+                bi
+            };
             let (y, err) = replay_element(x[i], wi, bi, &st);
             let (yp, errp) = replay_element(x[i], wi, bi, &stp);
             let errp = match plant {
@@ -363,8 +440,15 @@ fn build(count: usize) -> Vec<Case> {
         if er < 5.6 * U {
             continue;
         }
-        let (w, b, picked) =
-            draw_weights(&mut rng, (&x, eps), Order::Cpu, Plant::Output, er, 0..N - 1);
+        let elems: Vec<usize> = (0..N - 1).collect();
+        let (w, b, picked) = draw_weights(
+            &mut rng,
+            (&x, eps, false),
+            Order::Cpu,
+            Plant::Output,
+            er,
+            (&elems, usize::MAX, false),
+        );
         if picked.is_empty() {
             continue;
         }
@@ -627,9 +711,9 @@ fn output_bounds_matter_in_layer_norm_on_the_device_tree() {
 /// squares are each lost whole (as in the rows above), so the computed sum of squares is
 /// x0^2, 31 half-ulps (about 31 u) below the exact one, and r about 16 u too large; the
 /// halved variance bound allows 3 u + e_r' = 3 u + (e_ss' / n / V + 2 u) / 2 + 2 u, about
-/// 15 u with e_ss' = (n + 4) u ss / 2. (In the CPU's 8 lanes and in the tree at 32 or
-/// 256 threads the small squares add up before they meet x0^2, so these rows are not hard
-/// there; their outputs are still checked.)
+/// 15 u with e_ss' = (A + 5) u ss / 2, A = n - 1 additions in one chain. (In the CPU's 8
+/// lanes and in the tree at 32 or 256 threads the small squares add up before they meet
+/// x0^2, so these rows are not hard there; their outputs are still checked.)
 #[test]
 fn variance_bounds_matter_at_one_thread_per_block() {
     const M: usize = 32;
@@ -642,13 +726,14 @@ fn variance_bounds_matter_at_one_thread_per_block() {
         let st = replay_stats(&x, eps, false, Order::Device(1), 1.0);
         assert_eq!(st.ss, x0 as f64 * x0 as f64, "every s^2 lost in the chain");
         let er = r_error(x0, s, M - 1, M, eps, st.r);
+        let elems: Vec<usize> = (0..M).collect();
         let (w, b, picked) = draw_weights(
             &mut rng,
-            (&x, eps),
+            (&x, eps, false),
             Order::Device(1),
             Plant::Variance,
             er,
-            0..M,
+            (&elems, usize::MAX, false),
         );
         let want = mpfr_bits(&x, &w, &b, eps, false);
         let hard: Vec<usize> = (0..M)
@@ -681,4 +766,264 @@ fn variance_bounds_matter_at_one_thread_per_block() {
         });
     }
     report("RMSNorm, one thread per block", &cases, t0.elapsed(), t0);
+}
+
+/// The relative error of the computed r against 1/sqrt(V) for a row whose exact mean is 0
+/// (RMSNorm, or a LayerNorm row whose elements sum to exactly 0), from double-double
+/// pieces as in `r_error`: V = sum x^2 / n + eps, r^2 V - 1 = 2 E to first order (E below
+/// 2^-45 here, its square negligible).
+fn r_error_row(x: &[f32], eps: f32, r: f64) -> f64 {
+    let n = x.len() as f64;
+    let (mut hi, mut lo) = (0.0f64, 0.0f64);
+    for &v in x {
+        let (t, e) = two_sum(hi, v as f64 * v as f64); // the square is exact
+        hi = t;
+        lo += e;
+    }
+    let (ss_hi, ss_lo) = two_sum(hi, lo);
+    let vh = ss_hi / n;
+    let rem = (-vh).mul_add(n, ss_hi);
+    let vl = (rem + ss_lo) / n + eps as f64;
+    let ph = r * r;
+    let pl = r.mul_add(r, -ph);
+    (ph.mul_add(vh, -1.0) + ph * vl + pl * vh) / 2.0
+}
+
+/// The outputs of a row that are hard in `order` for `plant` (as `hard_in`, the statistics
+/// replayed once).
+fn hard_outputs(row: Row, order: Order, plant: Plant, want: &[u32]) -> Vec<usize> {
+    let st = replay_stats(row.x, row.eps, row.remove_mean, order, 1.0);
+    let sth = replay_stats(row.x, row.eps, row.remove_mean, order, 0.5);
+    (0..row.x.len())
+        .filter(|&i| {
+            let (y, err) = replay_element(row.x[i], row.w[i], row.b[i], &st);
+            let planted = match plant {
+                Plant::Output => decided(y, err / 2.0),
+                Plant::Variance => {
+                    let (yh, errh) = replay_element(row.x[i], row.w[i], row.b[i], &sth);
+                    decided(yh, errh)
+                }
+            };
+            matches!((planted, decided(y, err)), (Some(v), None) if v.to_bits() != want[i])
+        })
+        .collect()
+}
+
+/// A row whose small squares are lost in `order`'s sum of squares, hard for the variance
+/// bound at 1/2 there (`variance_bounds_matter_*` below). With L lanes (the CPU's 8) or
+/// threads (T >= 2), n = L m + 1: x_0 = D = 1 + t 2^-23 (D^2 exact, at the bottom of its
+/// binade; t from `rng`) and the m further elements of lane (thread) 0 of magnitude s, the
+/// largest f32 whose square is below half an ulp h of D^2, so that lane 0's chain loses
+/// every one of their squares (about m u ss). The other slots:
+/// * RMSNorm: every lane l >= 1 holds m elements s_l whose squares add up to below h / g_l,
+///   g_l the number of lanes that meet lane 0 together (1 in the CPU's order, where the
+///   lanes are added one by one; T / (2 lowbit(l)) in the tree, where level k adds the
+///   threads congruent to k mod 2k); so each lane (tree level) addition loses its whole
+///   partner too, about u ss: ss is about A u ss too small, A the order's count (m + 7 on
+///   the CPU, m + log2 T in the tree), and r about A u / 2 too large, past the halved
+///   bound's 3 u + e_r' = (A + 29) / 4 u (first order) once A passes about 40.
+/// * LayerNorm (m even): lane 0's smalls alternate +s, -s, the first 256 slots of the
+///   other lanes hold -D/256 and the rest alternate +-D/4096 (not 0: a zero deviation's
+///   output goes to the exact tier, which the kernel forms per output, O(n) each), so that
+///   the elements sum to exactly 0 (every partial sum is exact: the mean is computed as 0
+///   and the deviations are the elements); the balancing squares (D^2 / 256 and at most
+///   n D^2 / 2^24) do not dominate ss. Only lane 0's m squares are lost (the lanes' sums
+///   are not small): r about m u / 2 too large.
+///
+/// At one thread per block (L = 1, LayerNorm): x = D, m alternating +-s, then 8 elements
+/// -D/8: one chain, m squares lost against D^2, ss = 9/8 D^2 exactly otherwise, A = n - 1.
+/// eps is the largest f32 below half an ulp of ss / n (lost too). Returns (x, eps).
+fn lost_squares_row(rng: &mut Lcg, remove_mean: bool, order: Order, m: usize) -> (Vec<f32>, f32) {
+    let d = f32::from_bits(0x3F80_0000 + rng.below(1 << 16) as u32);
+    let h = half_ulp(d as f64 * d as f64);
+    let s = f32_below(h.sqrt());
+    let small = |j: usize| {
+        if remove_mean && j % 2 == 0 { -s } else { s }
+    };
+    let x = match order {
+        Order::Device(1) => {
+            assert!(remove_mean && m % 2 == 0);
+            let mut x: Vec<f32> = (1..=m).map(small).collect();
+            x.insert(0, d);
+            x.extend([-d / 8.0; 8]);
+            x
+        }
+        _ => {
+            let lanes = match order {
+                Order::Cpu => 8,
+                Order::Device(t) => t,
+            };
+            assert!(!remove_mean || (m % 2 == 0 && (lanes - 1) * m >= 256));
+            let n = lanes * m + 1;
+            let mut x = vec![0.0f32; n];
+            x[0] = d;
+            for j in 1..=m {
+                x[j * lanes] = small(j);
+            }
+            let (mut balancing, mut filler) = (0, 0);
+            for (i, v) in x.iter_mut().enumerate() {
+                let l = i % lanes;
+                if l == 0 {
+                    continue;
+                }
+                if remove_mean {
+                    if balancing < 256 {
+                        *v = -d / 256.0;
+                        balancing += 1;
+                    } else {
+                        *v = if filler % 2 == 0 { d } else { -d } / 4096.0;
+                        filler += 1;
+                    }
+                } else {
+                    let g = match order {
+                        Order::Cpu => 1,
+                        Order::Device(t) => t / (2 * (1 << l.trailing_zeros())),
+                    };
+                    // 1 - 2^-10 keeps the lane's own roundings below h / g.
+                    *v = f32_below((h * (1.0 - 1.0 / 1024.0) / (g * m) as f64).sqrt());
+                }
+            }
+            x
+        }
+    };
+    let n = x.len();
+    let st = replay_stats(&x, 0.0, remove_mean, order, 1.0);
+    assert_eq!(st.mu, 0.0, "the mean is computed as 0");
+    if !remove_mean {
+        // Every square but D^2 lost.
+        assert_eq!(st.ss, d as f64 * d as f64);
+    }
+    let eps = f32_below(half_ulp(st.ss / n as f64));
+    (x, eps)
+}
+
+/// Rows of `lost_squares_row` until `count` outputs are hard for the variance bound at 1/2
+/// in `order` (at most `per_row` per row, among every fifth element), each checked against
+/// MPFR as it is made.
+fn build_lost(
+    seed: u64,
+    remove_mean: bool,
+    order: Order,
+    m: usize,
+    (count, per_row): (usize, usize),
+) -> Vec<Case> {
+    let mut rng = Lcg(seed);
+    let mut cases = Vec::new();
+    let mut hard_total = 0;
+    while hard_total < count {
+        let (x, eps) = lost_squares_row(&mut rng, remove_mean, order, m);
+        let n = x.len();
+        let st = replay_stats(&x, eps, remove_mean, order, 1.0);
+        let er = r_error_row(&x, eps, st.r);
+        let elems: Vec<usize> = (0..n).step_by(5).filter(|&i| x[i] != 0.0).collect();
+        let (w, b, picked) = draw_weights(
+            &mut rng,
+            (&x, eps, remove_mean),
+            order,
+            Plant::Variance,
+            er,
+            (&elems, per_row.min(count - hard_total), true),
+        );
+        let want = mpfr_bits(&x, &w, &b, eps, remove_mean);
+        let row = Row {
+            x: &x,
+            w: &w,
+            b: &b,
+            eps,
+            remove_mean,
+        };
+        let hard = hard_outputs(row, order, Plant::Variance, &want);
+        assert_eq!(
+            hard, picked,
+            "x0 = {:e}: the estimate and MPFR disagree",
+            x[0]
+        );
+        assert!(
+            !hard.is_empty(),
+            "x0 = {:e}: r's error {:.1} u",
+            x[0],
+            er / U
+        );
+        hard_total += hard.len();
+        cases.push(Case {
+            x,
+            w,
+            b,
+            eps,
+            remove_mean,
+            want,
+            hard,
+        });
+    }
+    cases
+}
+
+#[test]
+fn variance_bounds_matter_in_layer_norm_on_the_cpu() {
+    let t0 = std::time::Instant::now();
+    let cases = build_lost(0x5eed_0231, true, Order::Cpu, 64, (48, 24));
+    report(
+        "LayerNorm, the CPU's order, variance bound",
+        &cases,
+        t0.elapsed(),
+        t0,
+    );
+}
+
+#[test]
+fn variance_bounds_matter_in_rms_norm_on_the_cpu() {
+    let t0 = std::time::Instant::now();
+    let cases = build_lost(0x5eed_0331, false, Order::Cpu, 64, (48, 24));
+    report(
+        "RMSNorm, the CPU's order, variance bound",
+        &cases,
+        t0.elapsed(),
+        t0,
+    );
+}
+
+#[test]
+fn variance_bounds_matter_in_layer_norm_at_one_thread_per_block() {
+    let t0 = std::time::Instant::now();
+    let cases = build_lost(0x5eed_0431, true, Order::Device(1), 128, (48, 24));
+    report(
+        "LayerNorm, one thread per block, variance bound",
+        &cases,
+        t0.elapsed(),
+        t0,
+    );
+}
+
+#[test]
+fn variance_bounds_matter_at_32_threads_per_block() {
+    let t0 = std::time::Instant::now();
+    let mut cases = build_lost(0x5eed_0531, false, Order::Device(32), 48, (24, 24));
+    cases.extend(build_lost(
+        0x5eed_0631,
+        true,
+        Order::Device(32),
+        64,
+        (24, 24),
+    ));
+    report(
+        "RMSNorm and LayerNorm, 32 threads, variance bound",
+        &cases,
+        t0.elapsed(),
+        t0,
+    );
+}
+
+#[test]
+fn variance_bounds_matter_at_256_threads_per_block() {
+    let t0 = std::time::Instant::now();
+    let mut cases = build_lost(0x5eed_0731, false, Order::Device(256), 48, (24, 24));
+    cases.extend(build_lost(
+        0x5eed_0831,
+        true,
+        Order::Device(256),
+        64,
+        (24, 24),
+    ));
+    let what = "RMSNorm and LayerNorm, 256 threads, variance bound";
+    report(what, &cases, t0.elapsed(), t0);
 }

@@ -81,8 +81,18 @@ def mean_from_sums(n, sx, ab, lanes):
     return mu, (e_sx / n + 2.0 * U * abs(mu)) * SLACK
 
 
-def stats_from_sums(n, mu, dmu, ss, eps, ess_scale=1.0):
-    e_ss = ((n + 4.0) * U * ss + 2.0 * n * dmu * dmu) * SLACK * ess_scale
+def square_additions(n, order):
+    """A of src/norm/mod.rs: the most additions with two nonzero operands that one square
+    meets in the sum of squares ('cpu': 8 lanes, then the lanes in order; T: threads, then
+    the tree)."""
+    if order == "cpu":
+        return min(n - 1, -(-n // 8) + 6)
+    m = min(n, order)
+    return -(-n // order) - 1 + (m - 1).bit_length()
+
+
+def stats_from_sums(n, adds, mu, dmu, ss, eps, ess_scale=1.0):
+    e_ss = ((adds + 5.0) * U * ss + 2.0 * n * dmu * dmu) * SLACK * ess_scale
     v = ss / n + eps
     e_v = (e_ss / n) / v + 2.0 * U
     r = 1.0 / math.sqrt(v)
@@ -130,7 +140,7 @@ def row_stats(x, eps, order, ess_scale=1.0):
                 sq[t] += sq[t + k]
             k //= 2
         ss = sq[0]
-    return stats_from_sums(n, mu, dmu, ss, eps, ess_scale)
+    return stats_from_sums(n, square_additions(n, order), mu, dmu, ss, eps, ess_scale)
 
 
 def element(x, w, b, st):

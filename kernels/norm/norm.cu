@@ -2,8 +2,9 @@
 // the definition of src/norm/mod.rs: one block of REPRO_NORM_BLOCK threads per row
 // (grid-stride over rows). The block sums the row in its own order (each thread a
 // TwoSum chain over strided elements, then a shared-memory tree of TwoSums; plain sums
-// for |x| and the squared deviations), takes the statistics and every output through
-// norm/row.cuh, the mirror of the CPU's steps, so the outputs are the CPU's bits.
+// for |x| and the squared deviations, whose bound counts the additions of this order at
+// the block's size: block_square_additions), takes the statistics and every output
+// through norm/row.cuh, the mirror of the CPU's steps, so the outputs are the CPU's bits.
 //
 // Kernels (<fmt> f32, bf16, f16, 16-bit formats as their bits; rows contiguous of n):
 //   repro_norm_<fmt>(rows, n, x, w, b, has_bias, remove_mean, eps, exact_only, out)
@@ -105,7 +106,8 @@ __device__ void norm_rows(uint64_t rows, uint64_t n, const typename F::T* x,
             continue;
         }
         RowStats st;
-        if (!stats_from_sums((size_t)n, mu, delta_mu, ss, eps, &st)) {
+        size_t adds = block_square_additions((size_t)n, (size_t)T);
+        if (!stats_from_sums((size_t)n, adds, mu, delta_mu, ss, eps, &st)) {
             for (uint64_t i = t; i < n; i += T) o[i] = F::round(f64_from_bits(0x7FF8000000000000ULL));
             continue;
         }

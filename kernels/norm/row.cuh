@@ -2,7 +2,9 @@
 // their sums, tier 1 on one element, the exact tier (the row's exact sums, the sign of
 // y - m in integers, the bisection) and the special values. Only the row sums are
 // computed differently on the device (a block's threads and a tree, kernels/norm/norm.cu):
-// the bounds hold for any order, so the outputs are the CPU's bits. Runs on the emulated
+// the mean's bound holds for any order, the sum of squares' bound takes the order's count
+// of additions (block_square_additions below, cpu_square_additions on the CPU), and the
+// outputs, correctly rounded, are the CPU's bits whatever the bounds. Runs on the emulated
 // device in tests/emulated_device.rs (kernels/norm/norm.cu at several block sizes).
 #pragma once
 
@@ -34,11 +36,28 @@ RM_FN void mean_from_sums(size_t n, double sx, double abs, size_t lanes, double*
     *delta_mu = (e_sx / nf + 2.0 * RM_NORM_U * fabs_(*mu)) * RM_NORM_SLACK;
 }
 
-// stats_from_sums of cpu.rs; false for V = 0.
-RM_FN bool stats_from_sums(size_t n, double mu, double delta_mu, double ss, float eps,
-                           RowStats* st) {
+// The most additions with two nonzero operands that one square passes through in
+// norm.cu's sum of squares over a block of T threads (T a power of two): thread t's chain
+// over elements t, t + T, .. from 0.0, then the tree s[j] += s[j + k], k = T/2, .., 1.
+// Thread 0's chain is the longest, ceil(n/T) - 1 additions; at level k the addition of
+// slot j has a nonzero partner only if j + k < min(n, T), and thread 0 (slot 0) meets
+// every such level, ceil(log2 min(n, T)) of them (the derivation is in src/norm/mod.rs's
+// header). n - 1 at one thread per block.
+RM_FN size_t block_square_additions(size_t n, size_t T) {
+    if (n == 0) return 0;
+    size_t m = n < T ? n : T;
+    size_t levels = 0;
+    while (((size_t)1 << levels) < m) levels++;
+    return (n + T - 1) / T - 1 + levels;
+}
+
+// stats_from_sums of cpu.rs (adds: the additions count of the order ss was summed in);
+// false for V = 0.
+RM_FN bool stats_from_sums(size_t n, size_t adds, double mu, double delta_mu, double ss,
+                           float eps, RowStats* st) {
     double nf = (double)n;
-    double e_ss = ((nf + 4.0) * RM_NORM_U * ss + 2.0 * nf * delta_mu * delta_mu) * RM_NORM_SLACK;
+    double e_ss = (((double)adds + 5.0) * RM_NORM_U * ss + 2.0 * nf * delta_mu * delta_mu) *
+                  RM_NORM_SLACK;
     double v = ss / nf + (double)eps;
     if (v == 0.0) return false;
     double e_v = (e_ss / nf) / v + 2.0 * RM_NORM_U;

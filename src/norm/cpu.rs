@@ -48,20 +48,36 @@ pub(crate) fn mean_from_sums(n: usize, sx: f64, abs: f64, lanes: usize) -> (f64,
     (mu, (e_sx / nf + 2.0 * U * mu.abs()) * SLACK)
 }
 
+/// The most additions with two nonzero operands that one square passes through in
+/// [`row_stats`]'s sum of squares (element i into lane i mod 8, each lane a chain from
+/// 0.0, the lanes added in order by `Iterator::sum`, whose first addition is exact):
+/// lane 0's ceil(n/8) - 1 chain additions and the 7 lane additions, or n - 1 when n < 8
+/// (the derivation is in `super`'s header). The device's count is
+/// `block_square_additions` in kernels/norm/row.cuh.
+#[inline]
+pub(crate) fn cpu_square_additions(n: usize) -> usize {
+    n.saturating_sub(1)
+        .min(n.div_ceil(DOT2_LANES) + DOT2_LANES - 2)
+}
+
 /// Tier 1's statistics from the mean (and its bound) and the computed sum of squared
-/// deviations `ss` (positive terms, any order). `None` when V is 0 (every deviation is
-/// then exactly 0 and every output 0 / 0). Mirrored in kernels/norm/row.cuh.
+/// deviations `ss` (terms >= 0 in a fixed order in which a square passes through at most
+/// `adds` additions with two nonzero operands: [`cpu_square_additions`] here,
+/// `block_square_additions` on the device). `None` when V is 0 (every deviation is then
+/// exactly 0 and every output 0 / 0). Mirrored in kernels/norm/row.cuh.
 #[inline]
 pub(crate) fn stats_from_sums(
     n: usize,
+    adds: usize,
     mu: f64,
     delta_mu: f64,
     ss: f64,
     eps: f32,
 ) -> Option<RowStats> {
     let nf = n as f64;
-    // |ss - sum of exact squared deviations| <= (n + 4) u ss + 2 n delta_mu^2.
-    let e_ss = ((nf + 4.0) * U * ss + 2.0 * nf * delta_mu * delta_mu) * SLACK;
+    // |ss - sum of exact squared deviations| <= (adds + 5) u ss + 2 n delta_mu^2 (`super`'s
+    // header: adds additions, the deviation's and the square's roundings, 2 u spare).
+    let e_ss = ((adds as f64 + 5.0) * U * ss + 2.0 * nf * delta_mu * delta_mu) * SLACK;
     let v = ss / nf + eps as f64;
     if v == 0.0 {
         return None;
@@ -103,12 +119,14 @@ fn row_stats(x: &[f32], p: NormParams) -> Option<RowStats> {
     } else {
         (0.0, 0.0)
     };
+    // The sum of squares in the order `cpu_square_additions` counts.
     let mut ss = [0.0f64; DOT2_LANES];
     for (i, v) in x.iter().enumerate() {
         let d = *v as f64 - mu;
         ss[i % DOT2_LANES] += d * d;
     }
-    stats_from_sums(n, mu, delta_mu, ss.iter().sum(), p.eps)
+    let adds = cpu_square_additions(n);
+    stats_from_sums(n, adds, mu, delta_mu, ss.iter().sum(), p.eps)
 }
 
 /// One row of the norm: `x`, `w` (and `b`) of length n, the outputs into `out`.

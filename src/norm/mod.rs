@@ -15,12 +15,51 @@
 //!
 //! # How (`cpu.rs`, `exact.rs`)
 //! Tier 1, f64: the mean by a compensated sum (error below 2^-52 |sum| + (n + 8)^2 2^-106
-//! sum |x|), the deviations, their squares summed in f64 (relative error below (n + 4) u
-//! plus the mean's error squared), V, r = 1/sqrt(V), and y = ((d w) r) + b with an
-//! absolute bound r |w| delta_mean + |z| (3u + e_r) + u |y|; accepted when the interval
-//! rounds to one value. Tier 2, exact: the row's sums in fixed point, and y - m decided in
-//! integers for the midpoints m between the candidates tier 1 left (bisection); ties go
-//! to even. The CUDA kernels (`kernels/norm/norm.cu`) reach the same values.
+//! sum |x|), the deviations, their squares summed in f64 (relative error below (A + 5) u
+//! plus the mean's error squared, A the additions count below), V, r = 1/sqrt(V), and
+//! y = ((d w) r) + b with an absolute bound r |w| delta_mean + |z| (3u + e_r) + u |y|;
+//! accepted when the interval rounds to one value. Tier 2, exact: the row's sums in fixed
+//! point, and y - m decided in integers for the midpoints m between the candidates tier 1
+//! left (bisection); ties go to even. The CUDA kernels (`kernels/norm/norm.cu`) reach the
+//! same values.
+//!
+//! # The sum of squares' bound (`cpu::stats_from_sums`, mirrored in kernels/norm/row.cuh)
+//! Let mu be the computed mean (0 for RMSNorm), delta_mu its bound, u = 2^-53. Each
+//! deviation rounds once, d_i = (x_i - mu)(1 + a_i), each square once, fl(d_i^2) =
+//! d_i^2 (1 + b_i), |a_i|, |b_i| <= u. The squares (all >= 0) are then added in the path's
+//! fixed order. An addition with a zero operand is exact, so only the additions with two
+//! nonzero operands round a square's contribution, each by a factor (1 + c), |c| <= u; A is
+//! the largest number of such additions that any one square passes through on its way to
+//! the total, counted on the order's structure (an accumulator's initial 0 and a lane or
+//! thread without elements are the zero operands; the data's zeros only make fewer):
+//! * the CPU (`cpu::row_stats`): element i into lane i mod 8, each lane a chain from 0.0,
+//!   then the 8 lanes added in order by `Iterator::sum` (which folds from -0.0, 0.0 in older
+//!   Rust: either way its first addition is exact). A square of lane 0 meets its lane's
+//!   ceil(n/8) - 1 chain additions and the 7 lane additions (only n - 1 of them nonzero
+//!   for n < 8, the lanes from n on being empty); a square of lane l >= 1 meets fewer. So
+//!   A_cpu = min(n - 1, ceil(n/8) + 6) ([`cpu::cpu_square_additions`]).
+//! * a CUDA block of T threads (T a power of two; `kernels/norm/norm.cu`): thread t sums
+//!   elements t, t + T, .. in a chain from 0.0, then the tree s[j] += s[j + k] for k = T/2,
+//!   .., 1. Thread 0's chain has the most additions, ceil(n/T) - 1. At level k the slot j
+//!   holds the threads congruent to j mod 2k, so the addition of slot j has a nonzero
+//!   right operand only if j + k < min(n, T); the square's slot is t mod k, and thread 0
+//!   (slot 0) meets every level with k < min(n, T): ceil(log2 min(n, T)) of them, no
+//!   thread more. So A_dev(n, T) = ceil(n/T) - 1 + ceil(log2 min(n, T))
+//!   (`block_square_additions` in row.cuh; n - 1 at one thread per block).
+//! Then with S' = sum (x_i - mu)^2, gamma = (1 + u)^(A + 3) - 1: |ss - S'| <= gamma S' <=
+//! gamma / (1 - gamma) ss <= (A + 3) u / (1 - 2 (A + 3) u) ss <= (A + 5) u ss while
+//! (A + 3)(A + 5) u <= 1, i.e. A below 2^26 (rows below 2^29 elements on the CPU, 2^34
+//! at 256 threads per block; the old count n - 1 had the same limit at 2^26 elements).
+//! As sum (x_i - mean) = 0 exactly,
+//! S' = sum (x_i - mean)^2 + n (mu - mean)^2, within n delta_mu^2. Hence
+//!   |ss - sum (x_i - mean)^2| <= (A + 5) u ss + 2 n delta_mu^2,
+//! the code's e_ss (the factor 2 and SLACK = 1 + 2^-10 cover the bound's own roundings).
+//! The count used to be n - 1 for every path (the bound n + 4 instead of A + 5): valid,
+//! but about 8 times too loose on the CPU at large n, so that halving it left a valid
+//! bound there and no input could show the difference. With A the halved bound is a
+//! defect that rows built in `tests/hard_norms.rs` catch (docs/VERIFICATION.md, "Hardest
+//! inputs: norms"). The bound is only tier 1's: the outputs are the correctly rounded
+//! values whatever the count, so no output bit depends on it.
 //!
 //! # Backward
 //! Not correctly rounded: a documented fixed sequence of f64 operations (see `backward`)
