@@ -23,8 +23,8 @@
 //! output z_i = x_i w_i r (x_i w_i exact) rounds once more; w_i is drawn until that
 //! rounding adds to the error, and b_i = -round_f32(z_i) cancels z_i, so that y = z + b is
 //! about 2^-25 |z| and the rounding test's own widening |y| 2^-51 is negligible. The proven
-//! bound is (3 u + e_r) |z| with e_r about 9.5 u: half of it, 6.5 u |z|, is below the
-//! error, so a halved output bound accepts the f32 value on the wrong side of a midpoint,
+//! bound is (3 u + e_r) |z| with e_r about 9 u (the sum of squares' count A = 8 at n = 10):
+//! half of it, about 6.2 u |z|, is below the error, so a halved output bound accepts the f32 value on the wrong side of a midpoint,
 //! while the right bound sends the output to the exact tier.
 //!
 //! Each case asserts its own hardness: tier 1 replayed in f64 (the formulas of
@@ -944,6 +944,12 @@ fn build_lost(
             x[0],
             er / U
         );
+        println!(
+            "  n = {n}, A = {}: r's error {:.1} u, {} hard",
+            square_additions(n, order),
+            er / U,
+            hard.len()
+        );
         hard_total += hard.len();
         cases.push(Case {
             x,
@@ -995,35 +1001,33 @@ fn variance_bounds_matter_in_layer_norm_at_one_thread_per_block() {
 }
 
 #[test]
-fn variance_bounds_matter_at_32_threads_per_block() {
+fn variance_bounds_matter_in_rms_norm_at_32_threads_per_block() {
     let t0 = std::time::Instant::now();
-    let mut cases = build_lost(0x5eed_0531, false, Order::Device(32), 48, (24, 24));
-    cases.extend(build_lost(
-        0x5eed_0631,
-        true,
-        Order::Device(32),
-        64,
-        (24, 24),
-    ));
-    report(
-        "RMSNorm and LayerNorm, 32 threads, variance bound",
-        &cases,
-        t0.elapsed(),
-        t0,
-    );
+    let cases = build_lost(0x5eed_0531, false, Order::Device(32), 48, (24, 24));
+    let what = "RMSNorm, 32 threads, variance bound";
+    report(what, &cases, t0.elapsed(), t0);
 }
 
 #[test]
-fn variance_bounds_matter_at_256_threads_per_block() {
+fn variance_bounds_matter_in_layer_norm_at_32_threads_per_block() {
     let t0 = std::time::Instant::now();
-    let mut cases = build_lost(0x5eed_0731, false, Order::Device(256), 48, (24, 24));
-    cases.extend(build_lost(
-        0x5eed_0831,
-        true,
-        Order::Device(256),
-        64,
-        (24, 24),
-    ));
-    let what = "RMSNorm and LayerNorm, 256 threads, variance bound";
+    let cases = build_lost(0x5eed_0631, true, Order::Device(32), 64, (24, 24));
+    let what = "LayerNorm, 32 threads, variance bound";
+    report(what, &cases, t0.elapsed(), t0);
+}
+
+#[test]
+fn variance_bounds_matter_in_rms_norm_at_256_threads_per_block() {
+    let t0 = std::time::Instant::now();
+    let cases = build_lost(0x5eed_0731, false, Order::Device(256), 48, (24, 24));
+    let what = "RMSNorm, 256 threads, variance bound";
+    report(what, &cases, t0.elapsed(), t0);
+}
+
+#[test]
+fn variance_bounds_matter_in_layer_norm_at_256_threads_per_block() {
+    let t0 = std::time::Instant::now();
+    let cases = build_lost(0x5eed_0831, true, Order::Device(256), 64, (24, 24));
+    let what = "LayerNorm, 256 threads, variance bound";
     report(what, &cases, t0.elapsed(), t0);
 }

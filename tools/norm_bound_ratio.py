@@ -36,7 +36,9 @@ def tier1(xs, w):
     for lane in lanes:
         ss += lane
     nf = float(n)
-    e_ss = ((nf + 4.0) * U * ss) * SLACK
+    # The CPU order's count of additions (src/norm/mod.rs): min(n - 1, ceil(n/8) + 6).
+    adds = min(n - 1, -(-n // 8) + 6)
+    e_ss = ((adds + 5.0) * U * ss) * SLACK
     v = ss / nf
     e_v = (e_ss / nf) / v + 2.0 * U
     r = 1.0 / math.sqrt(v)
