@@ -35,9 +35,9 @@
 //! * the CPU (`cpu::row_stats`): element i into lane i mod 8, each lane a chain from 0.0,
 //!   then the 8 lanes added in order by `Iterator::sum` (which folds from -0.0, 0.0 in older
 //!   Rust: either way its first addition is exact). A square of lane 0 meets its lane's
-//!   ceil(n/8) - 1 chain additions and the 7 lane additions (only n - 1 of them nonzero
-//!   for n < 8, the lanes from n on being empty); a square of lane l >= 1 meets fewer. So
-//!   A_cpu = min(n - 1, ceil(n/8) + 6) ([`cpu::cpu_square_additions`]).
+//!   ceil(n/8) - 1 chain additions and the 7 lane additions (for n <= 8 only lanes 1 to
+//!   n - 1 hold elements, so n - 1 of them); a square of lane l >= 1 meets fewer. So
+//!   A_cpu = min(n - 1, ceil(n/8) + 6) (`cpu::cpu_square_additions`).
 //! * a CUDA block of T threads (T a power of two; `kernels/norm/norm.cu`): thread t sums
 //!   elements t, t + T, .. in a chain from 0.0, then the tree s[j] += s[j + k] for k = T/2,
 //!   .., 1. Thread 0's chain has the most additions, ceil(n/T) - 1. At level k the slot j
@@ -46,6 +46,7 @@
 //!   (slot 0) meets every level with k < min(n, T): ceil(log2 min(n, T)) of them, no
 //!   thread more. So A_dev(n, T) = ceil(n/T) - 1 + ceil(log2 min(n, T))
 //!   (`block_square_additions` in row.cuh; n - 1 at one thread per block).
+//!
 //! Then with S' = sum (x_i - mu)^2, gamma = (1 + u)^(A + 3) - 1: |ss - S'| <= gamma S' <=
 //! gamma / (1 - gamma) ss <= (A + 3) u / (1 - 2 (A + 3) u) ss <= (A + 5) u ss while
 //! (A + 3)(A + 5) u <= 1, i.e. A below 2^26 (rows below 2^29 elements on the CPU, 2^34
