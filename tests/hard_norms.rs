@@ -838,11 +838,15 @@ fn lost_squares_row(rng: &mut Lcg, remove_mean: bool, order: Order, m: usize) ->
     let h = half_ulp(d as f64 * d as f64);
     let s = f32_below(h.sqrt());
     let small = |j: usize| {
-        if remove_mean && j % 2 == 0 { -s } else { s }
+        if remove_mean && j.is_multiple_of(2) {
+            -s
+        } else {
+            s
+        }
     };
     let x = match order {
         Order::Device(1) => {
-            assert!(remove_mean && m % 2 == 0);
+            assert!(remove_mean && m.is_multiple_of(2));
             let mut x: Vec<f32> = (1..=m).map(small).collect();
             x.insert(0, d);
             x.extend([-d / 8.0; 8]);
@@ -853,7 +857,7 @@ fn lost_squares_row(rng: &mut Lcg, remove_mean: bool, order: Order, m: usize) ->
                 Order::Cpu => 8,
                 Order::Device(t) => t,
             };
-            assert!(!remove_mean || (m % 2 == 0 && (lanes - 1) * m >= 256));
+            assert!(!remove_mean || (m.is_multiple_of(2) && (lanes - 1) * m >= 256));
             let n = lanes * m + 1;
             let mut x = vec![0.0f32; n];
             x[0] = d;
