@@ -70,12 +70,23 @@
 // (GEMV_MAX_ROWS of src/quantized/cuda.rs).
 #define REPRO_QGEMV_WARPS 4
 #define REPRO_QGEMV_MAX_ROWS 4
+// Blocks per SM the register allocation must allow (__launch_bounds__): enough resident
+// warps to keep the loads in flight; a register budget, no effect on the bits.
+#ifndef REPRO_QGEMV_MIN_BLOCKS
+#define REPRO_QGEMV_MIN_BLOCKS 4
+#endif
 // Full unrolling of the decode kernel's short constant loops (its per-row sums and the 8
 // weights of a lane then live in registers); nothing on the emulated device.
+// RQ_UNROLL_CHUNKS: the chunk loop unrolled by a few, so that a warp has several chunks'
+// loads in flight (the same sums in the same order).
 #if defined(__CUDACC__)
 #define RQ_UNROLL _Pragma("unroll")
+#ifndef RQ_UNROLL_CHUNKS
+#define RQ_UNROLL_CHUNKS _Pragma("unroll 4")
+#endif
 #else
 #define RQ_UNROLL
+#define RQ_UNROLL_CHUNKS
 #endif
 
 namespace {
@@ -269,6 +280,7 @@ RM_FN double code_f64(int32_t q) {
 template <class In, class B>
 RM_FN void lane_quant(const typename In::T* x, uint64_t k, uint32_t m, const uint8_t* row,
                       uint32_t lane, double* s) {
+RQ_UNROLL_CHUNKS
     for (uint64_t c0 = 0; c0 < k; c0 += 256) {
         const uint64_t e0 = c0 + 8 * (uint64_t)lane;
         if (e0 >= k) continue;  // k is whole blocks: a lane's 8 weights are all in or out
@@ -323,6 +335,17 @@ RQ_UNROLL
             }
         }
     }
+}
+
+// decide, out of line for the decode kernel: once per output, off its hot loop (inlined it
+// would take registers from the loop).
+template <class In, class O>
+RM_SLOW_FN typename O::T decide_slow(double s, const typename In::T* xrow, uint32_t ty,
+                                     const uint8_t* wrow, uint64_t k, bool hb, float bf,
+                                     double x_norm, double w_norm, uint8_t x_signs,
+                                     uint8_t w_signs, double coeff, int32_t start_tier) {
+    return decide<In, O>(s, xrow, ty, wrow, k, hb, bf, x_norm, w_norm, x_signs, w_signs, coeff,
+                         start_tier);
 }
 
 // One lane's partial sums of column j's row `row` (the type dispatched once per column).
@@ -396,8 +419,8 @@ RQ_UNROLL
                 *o = slow_output<In, O>(xrow, ty, wrow, 0, hb, bf, x_norm[i], w_norm[j],
                                         start_tier);
             } else {
-                *o = decide<In, O>(sum, xrow, ty, wrow, k, hb, bf, x_norm[i], w_norm[j],
-                                   x_signs[i], w_signs[j], coeff, start_tier);
+                *o = decide_slow<In, O>(sum, xrow, ty, wrow, k, hb, bf, x_norm[i], w_norm[j],
+                                        x_signs[i], w_signs[j], coeff, start_tier);
             }
         }
     }
@@ -418,7 +441,7 @@ RQ_UNROLL
     }
 
 #define REPRO_QGEMV(xname, In, O, bname, Bias)                                                \
-    extern "C" __global__ void __launch_bounds__(REPRO_QGEMV_WARPS * 32)                        \
+    extern "C" __global__ void __launch_bounds__(REPRO_QGEMV_WARPS * 32, REPRO_QGEMV_MIN_BLOCKS) \
         repro_qgemv_##xname##_##bname(                                                        \
             uint64_t m, uint64_t n, uint64_t k, uint32_t ty, const In::T* x, const uint8_t* w, \
             const double* x_norm, const uint8_t* x_signs, const double* w_norm,               \
