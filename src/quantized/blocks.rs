@@ -606,8 +606,8 @@ mod tests {
             }
             let (mut q, mut a, mut c) = ([0i8; 256], [0f64; 16], [0f64; 16]);
             B::unpack(&b, &mut q[..B::LEN], &mut a, &mut c);
-            for e in 0..B::LEN {
-                assert_eq!(B::code(&b, e), q[e] as i32, "code {e}, seed {seed}");
+            for (e, &qe) in q[..B::LEN].iter().enumerate() {
+                assert_eq!(B::code(&b, e), qe as i32, "code {e}, seed {seed}");
             }
             for g in 0..B::LEN / B::GROUP {
                 let (ag, cg) = B::group_scale(&b, g);
