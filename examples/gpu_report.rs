@@ -9,6 +9,11 @@
 //! * `model PATH`: our Llama/Gemma model on the CPU and on CUDA (f32 and bf16 compute): the
 //!   logits of every prefill position and of 16 decode steps, bit for bit, and prefill and
 //!   decode tokens/s on CUDA against stock candle's quantized model on CUDA.
+//! * `qgemv`: the quantized decode product alone (issue 24): one row of x (f32, bf16) times
+//!   (14336, 4096) weights of Q4_K, Q6_K, Q8_0 and Q4_0, rotating over 4 distinct weights
+//!   per type (from 132 MB for Q4_K: out of the 50 MB L2), ours against stock candle's
+//!   `QMatMul` on the same device: µs per product and GB/s of weight bytes read, with the
+//!   percentage of 3350 GB/s (the H100 SXM's HBM3 peak).
 //! * `fftdump DIR`: FFT inputs and our CUDA outputs for `tools/gpu/torch_baselines.py`.
 //! * `truncate IN OUT LAYERS [ROWS]` (no GPU needed): a GGUF with only the first LAYERS
 //!   blocks (and ROWS rows of the embedding table), so a real checkpoint fits the device
@@ -225,6 +230,119 @@ fn ops(gpu: &Device) {
                 stock * 1e6,
                 gbps(bytes.len(), ours),
                 stock / ours
+            );
+        }
+    }
+}
+
+/// Random block bytes of `ty` for a (n, k) weight, every block's f16 scales set to tame
+/// finite values (so that every output is decided by tier 1: the speed of the common case).
+fn tame_blocks(ty: GgmlDType, n: usize, k: usize, seed: u64) -> Vec<u8> {
+    let (len, size) = (ty.block_size(), ty.type_size());
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut b: Vec<u8> = (0..n * k / len * size)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 32) as u8
+        })
+        .collect();
+    // Where each block's f16 scales are (ggml-common.h).
+    let scales: &[usize] = match ty {
+        GgmlDType::Q4_0 | GgmlDType::Q8_0 => &[0],
+        GgmlDType::Q4K => &[0, 2],
+        GgmlDType::Q6K => &[208],
+        other => panic!("tame_blocks: {other:?}"),
+    };
+    let d = half::f16::from_f32(1.0 / 1024.0).to_bits().to_le_bytes();
+    for blk in b.chunks_exact_mut(size) {
+        for &o in scales {
+            blk[o..o + 2].copy_from_slice(&d);
+        }
+    }
+    b
+}
+
+/// The decode product alone (see the header): ours and stock candle's on the same device.
+fn qgemv(gpu: &Device) {
+    const PEAK_GBS: f64 = 3350.0;
+    const COPIES: usize = 4;
+    let (n, k) = (14336, 4096);
+    println!(
+        "decode x (1, {k}) times {COPIES} distinct weights ({n}, {k}) in turn (out of L2); \
+         GB/s of weight bytes, % of {PEAK_GBS} GB/s"
+    );
+    println!(
+        "{:<5} {:<5} {:>9} {:>7} {:>5} {:>9} {:>7} {:>5} {:>7}",
+        "type", "x", "ours µs", "GB/s", "%", "stock µs", "GB/s", "%", "ratio"
+    );
+    for ty in [
+        GgmlDType::Q4K,
+        GgmlDType::Q6K,
+        GgmlDType::Q8_0,
+        GgmlDType::Q4_0,
+    ] {
+        let mut ours = Vec::new();
+        let mut stock = Vec::new();
+        let mut wbytes = 0;
+        for c in 0..COPIES {
+            let bytes = tame_blocks(ty, n, k, 7 + c as u64);
+            wbytes = bytes.len();
+            let on_gpu = || {
+                QTensor::new(
+                    candle_core::quantized::QStorage::from_data(
+                        std::borrow::Cow::Borrowed(&bytes),
+                        gpu,
+                        ty,
+                    )
+                    .unwrap(),
+                    (n, k),
+                )
+                .unwrap()
+            };
+            ours.push(QMatMul::from_qtensor(on_gpu()).unwrap());
+            stock.push(StockQMatMul::from_qtensor(on_gpu()).unwrap());
+        }
+        for dt in [DType::F32, DType::BF16] {
+            let x = Tensor::from_vec(values(k, 5, 1.0), (1, k), gpu)
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap();
+            let mut at = 0;
+            let t_ours = time(gpu, 5, 40, || {
+                at += 1;
+                ours[at % COPIES].forward(&x).unwrap()
+            });
+            // Stock candle's quantized CUDA product may not take bf16 x: then "-".
+            let t_stock = stock[0].forward(&x).is_ok().then(|| {
+                let mut at = 0;
+                time(gpu, 5, 40, || {
+                    at += 1;
+                    stock[at % COPIES].forward(&x).unwrap()
+                })
+            });
+            let gb = |t: f64| wbytes as f64 / t / 1e9;
+            let (s_us, s_gb, s_pct, ratio) = match t_stock {
+                Some(t) => (
+                    format!("{:.1}", t * 1e6),
+                    format!("{:.0}", gb(t)),
+                    format!("{:.0}", 100.0 * gb(t) / PEAK_GBS),
+                    format!("{:.2}x", t / t_ours),
+                ),
+                None => ("-".into(), "-".into(), "-".into(), "-".into()),
+            };
+            println!(
+                "{:<5} {:<5} {:>9.1} {:>7.0} {:>5.0} {:>9} {:>7} {:>5} {:>7}",
+                format!("{ty:?}"),
+                format!("{dt:?}").to_lowercase(),
+                t_ours * 1e6,
+                gb(t_ours),
+                100.0 * gb(t_ours) / PEAK_GBS,
+                s_us,
+                s_gb,
+                s_pct,
+                ratio
             );
         }
     }
@@ -465,7 +583,10 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("ops") | None => ops(&gpu),
         Some("model") => model(&args[1], &gpu),
+        Some("qgemv") => qgemv(&gpu),
         Some("fftdump") => fft_dump(&args[1], &gpu),
-        Some(other) => println!("gpu_report: unknown section {other:?} (ops, model, truncate)"),
+        Some(other) => {
+            println!("gpu_report: unknown section {other:?} (ops, qgemv, model, truncate)")
+        }
     }
 }

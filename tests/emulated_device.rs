@@ -1775,15 +1775,17 @@ fn cancel_row(row: &mut [f64], w: &[f64], dt: DType, steps: usize) {
     }
 }
 
-/// The quantized product (x's stats kernel, then the product kernel: one thread per
-/// output, each block decoder of `kernels/quantized/blocks.cuh`, tiers 1 to 3) for all 15
-/// block types, f32/bf16/f16 inputs, k from one block to 3072, against the CPU op under
-/// the same starting tier. Weight rows: random blocks with tame scales, scales over the
+/// The quantized product (x's stats kernel, then a product kernel: the decode kernel, one
+/// warp per column, for m <= 4 rows, else one thread per output; each block decoder of
+/// `kernels/quantized/blocks.cuh`, unpack and the per-element code / group_scale, tiers 1
+/// to 3) for all 15 block types, f32/bf16/f16 inputs, k from one block to 3072 (416 and 421:
+/// a partial chunk of 256 after a whole one), against the CPU op under the same starting
+/// tier. Weight rows: random blocks with tame scales, scales over the
 /// whole f16 range, extreme codes (all 0x00 or 0xFF), all-zero bytes, an inf scale, a NaN
 /// scale. x rows: random over the dtype's range, with an inf, with a NaN, all +0, all -0,
 /// and two that cancel against a weight row to far below their terms (an output decided
-/// from its f64 sum without the error bound is misrounded there). m = 1, 3 and 7 rows (read
-/// through a start offset), with and without a bias (f32, bf16 or f16; contiguous or
+/// from its f64 sum without the error bound is misrounded there). m = 1 to 5 rows
+/// (read through a start offset), with and without a bias (f32, bf16 or f16; contiguous or
 /// strided; -0 and inf among its values), each tier forced.
 #[test]
 fn quantized_product_matches_the_cpu() {
@@ -1799,7 +1801,10 @@ fn quantized_product_matches_the_cpu() {
             let k = match kc {
                 0 if len == 1 => 1,
                 0 => len,
-                1 => 3 * len.max(32) + if len == 1 { 5 } else { 0 },
+                // Past one chunk of 256 (the decode kernel's lanes: a partial last chunk
+                // for the 32-weight and float types).
+                1 if len == 256 => 3 * len,
+                1 => 13 * 32 + if len == 1 { 5 } else { 0 },
                 _ => 3072,
             };
             let (n, rb) = (6, k / len * size);
@@ -1885,7 +1890,8 @@ fn quantized_product_matches_the_cpu() {
                 // Every other value of a longer vector: stride 2.
                 Tensor::cat(&[&b, &b], 1).unwrap().i((.., 0)).unwrap()
             };
-            for (off, rows) in [(5, 1), (2, 3), (0, 7)] {
+            // m <= 4 rows: the decode kernel (repro_qgemv_*); 5: one thread per output.
+            for (off, rows) in [(5, 1), (5, 2), (2, 3), (0, 4), (0, 5), (2, 5)] {
                 let xm = x.narrow(0, off, rows).unwrap();
                 let (xb, xl) = upload(&xm);
                 for with_bias in [false, true] {

@@ -24,9 +24,9 @@
 //!   test's own widening: a tier 2 that trusts itself (bound 0), or a missing exact
 //!   fallback, returns x. Only f32 and bf16 inputs: f16's range cannot hold T.
 //!
-//! The GEMV paths (at most four rows) sum in 8 or 16 lanes: no input makes their error
-//! exceed a fraction of about 1/lanes + log2(lanes)/k of the bound, so a bound at 1/2 is
-//! still a valid bound there; their outputs are checked (correctly rounded), not used to
+//! The GEMV paths (at most four rows) sum in 8 or 16 lanes (the CUDA decode kernel: 32
+//! lanes of a warp): no input makes their error exceed a fraction of about
+//! 1/lanes + log2(lanes)/k of the bound, so a bound at 1/2 is still a valid bound there; their outputs are checked (correctly rounded), not used to
 //! catch a halved bound. Cases are built here from a seeded generator (cheap: the
 //! construction is closed-form and each case is checked against MPFR as it is made), not
 //! read from a file.
@@ -407,6 +407,19 @@ fn check_qmatmul(what: &str, cases: &[Case], dt: DType) -> usize {
         &want,
         n,
     ));
+    // The CUDA decode kernel (at most 4 rows: one warp per column): correctly rounded too.
+    let x4 = x.narrow(0, 0, 4).unwrap();
+    let (xb, xl) = upload(&x4);
+    let (dev, shape) =
+        candle_repro::quantized::cuda::qmatmul(&Emu, (&xb, &xl), &w, None, None).unwrap();
+    let got = bits(&download(&dev, shape));
+    failures.push(mismatch(
+        &format!("{what} qmatmul [emulated CUDA decode]"),
+        &got,
+        &want[..4 * n],
+        n,
+    ));
+    checked += 4 * n;
     assert_all(failures);
     checked + n + want.len()
 }

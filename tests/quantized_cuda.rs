@@ -1,6 +1,7 @@
 //! The quantized product on CUDA gives the CPU's bits: every block type (weights quantized
 //! by candle, one row of zero bytes), f32/bf16/f16 inputs with a few NaN, inf and zeros,
-//! decode (1 row), a small batch and a prefill (64 rows), with a bias, and each tier
+//! decode (1 and 4 rows: the decode kernel, one warp per column), a small batch and a
+//! prefill (7 and 64 rows: one thread per output), with a bias, and each tier
 //! forced alone (`qmatmul_with_config`). Without the `cuda` feature or a device the test
 //! prints "skipped: no CUDA device" and passes.
 //!
@@ -78,7 +79,7 @@ fn cuda_bits_equal_cpu_bits() {
             QMatMul::from_qtensor(gpu_q).unwrap(),
         );
         for dt in [DType::F32, DType::BF16, DType::F16] {
-            for m in [1, 7, 64] {
+            for m in [1, 4, 7, 64] {
                 let x = Tensor::from_vec(values(m * k, 100 + m as u64, true), (m, k), &Device::Cpu)
                     .unwrap()
                     .to_dtype(dt)
@@ -113,7 +114,8 @@ fn cuda_bits_equal_cpu_bits() {
 
 /// At scale, for the GPU machine (issue 30: at least 10^7 outputs per weight type): a
 /// (2048, 1024) weight of each type times 2500 rows of f32 x and of bf16 x, CUDA ==
-/// CPU bit for bit; 5,120,000 outputs per type and dtype. The K-quants first (what real
+/// CPU bit for bit; 5,120,000 outputs per type and dtype (and its first 4 rows again
+/// through the decode kernel). The K-quants first (what real
 /// checkpoints use most), so a run cut off by a time limit has checked those.
 #[test]
 fn cuda_bits_equal_cpu_bits_at_scale() {
@@ -140,10 +142,14 @@ fn cuda_bits_equal_cpu_bits_at_scale() {
                 .to_dtype(dt)
                 .unwrap();
             let want = bits(&cpu_q.forward(&x).unwrap());
-            let got = bits(&gpu_q.forward(&x.to_device(&gpu).unwrap()).unwrap());
+            let gx = x.to_device(&gpu).unwrap();
+            let got = bits(&gpu_q.forward(&gx).unwrap());
             let differ = want.iter().zip(&got).filter(|(a, b)| a != b).count();
             println!("{ty:?} {dt:?}: {} outputs, {differ} differ", want.len());
             assert_eq!(differ, 0, "{ty:?} {dt:?}");
+            // The decode kernel (4 rows) on the same rows.
+            let got = bits(&gpu_q.forward(&gx.narrow(0, 0, 4).unwrap()).unwrap());
+            assert_eq!(got, want[..4 * n], "{ty:?} {dt:?} decode");
         }
     }
 }

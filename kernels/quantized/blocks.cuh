@@ -1,7 +1,9 @@
 // Mirror of src/quantized/blocks.rs: the GGUF block formats decoded exactly. Each block
 // type is a struct with the Rust trait's constants (LEN, BYTES, GROUP, HAS_MIN) and its
 // `unpack` (the codes q and each group's a and c, the same bytes, shifts and masks, the same
-// f64 expressions in the same order); decode_quant forms every weight a q - c in f64 (exact:
+// f64 expressions in the same order), and the per-element `code(b, e)` (weight e's q) and
+// `group_scale(b, g, &a, &c)` (group g's a and c: unpack's expressions) that the decode
+// kernel repro_qgemv_* uses (no local arrays); decode_quant forms every weight a q - c in f64 (exact:
 // the Rust file's header has the proof), decode_float widens the float types' elements.
 // Runs whole inside kernels/quantized/quantized.cu on the emulated device
 // (tests/emulated_device.rs, every type against the CPU op).
@@ -83,6 +85,14 @@ struct Q4_0 {
             q[j + 16] = (int8_t)((b[2 + j] >> 4) - 8);
         }
     }
+    RM_FN static int32_t code(const uint8_t* b, uint32_t e) {
+        uint8_t v = b[2 + e % 16];
+        return (int32_t)(e < 16 ? (v & 0xF) : (v >> 4)) - 8;
+    }
+    RM_FN static void group_scale(const uint8_t* b, uint32_t, double* a, double* c) {
+        *a = f16_at(b, 0);
+        *c = 0.0;
+    }
 };
 
 // d, m f16, then 16 bytes of 4-bit codes; w = d q + m.
@@ -96,6 +106,14 @@ struct Q4_1 {
             q[j] = (int8_t)(b[4 + j] & 0xF);
             q[j + 16] = (int8_t)(b[4 + j] >> 4);
         }
+    }
+    RM_FN static int32_t code(const uint8_t* b, uint32_t e) {
+        uint8_t v = b[4 + e % 16];
+        return (int32_t)(e < 16 ? (v & 0xF) : (v >> 4));
+    }
+    RM_FN static void group_scale(const uint8_t* b, uint32_t, double* a, double* c) {
+        *a = f16_at(b, 0);
+        *c = -f16_at(b, 2);
     }
 };
 
@@ -115,6 +133,17 @@ struct Q5_0 {
             q[j + 16] = (int8_t)(((b[6 + j] >> 4) | (h1 << 4)) - 16);
         }
     }
+    RM_FN static int32_t code(const uint8_t* b, uint32_t e) {
+        uint32_t qh = (uint32_t)b[2] | ((uint32_t)b[3] << 8) | ((uint32_t)b[4] << 16) |
+                      ((uint32_t)b[5] << 24);
+        uint8_t v = b[6 + e % 16];
+        uint32_t lo = e < 16 ? (v & 0xF) : (v >> 4);
+        return (int32_t)(lo | (((qh >> e) & 1) << 4)) - 16;
+    }
+    RM_FN static void group_scale(const uint8_t* b, uint32_t, double* a, double* c) {
+        *a = f16_at(b, 0);
+        *c = 0.0;
+    }
 };
 
 // d, m f16, 4 bytes of fifth bits, 16 bytes of 4-bit codes; w = d q + m.
@@ -133,6 +162,17 @@ struct Q5_1 {
             q[j + 16] = (int8_t)((b[8 + j] >> 4) | (h1 << 4));
         }
     }
+    RM_FN static int32_t code(const uint8_t* b, uint32_t e) {
+        uint32_t qh = (uint32_t)b[4] | ((uint32_t)b[5] << 8) | ((uint32_t)b[6] << 16) |
+                      ((uint32_t)b[7] << 24);
+        uint8_t v = b[8 + e % 16];
+        uint32_t lo = e < 16 ? (v & 0xF) : (v >> 4);
+        return (int32_t)(lo | (((qh >> e) & 1) << 4));
+    }
+    RM_FN static void group_scale(const uint8_t* b, uint32_t, double* a, double* c) {
+        *a = f16_at(b, 0);
+        *c = -f16_at(b, 2);
+    }
 };
 
 // d f16, 32 i8 codes.
@@ -144,6 +184,11 @@ struct Q8_0 {
         c[0] = 0.0;
         for (int j = 0; j < 32; j++) q[j] = (int8_t)b[2 + j];
     }
+    RM_FN static int32_t code(const uint8_t* b, uint32_t e) { return (int32_t)(int8_t)b[2 + e]; }
+    RM_FN static void group_scale(const uint8_t* b, uint32_t, double* a, double* c) {
+        *a = f16_at(b, 0);
+        *c = 0.0;
+    }
 };
 
 // d f16, s f16 (d times the codes' sum: not part of the value), 32 i8 codes.
@@ -154,6 +199,11 @@ struct Q8_1 {
         a[0] = f16_at(b, 0);
         c[0] = 0.0;
         for (int j = 0; j < 32; j++) q[j] = (int8_t)b[4 + j];
+    }
+    RM_FN static int32_t code(const uint8_t* b, uint32_t e) { return (int32_t)(int8_t)b[4 + e]; }
+    RM_FN static void group_scale(const uint8_t* b, uint32_t, double* a, double* c) {
+        *a = f16_at(b, 0);
+        *c = 0.0;
     }
 };
 
@@ -173,6 +223,14 @@ struct Q2K {
             for (int s = 0; s < 4; s++)
                 for (int l = 0; l < 32; l++)
                     q[128 * h + 32 * s + l] = (int8_t)((b[16 + 32 * h + l] >> (2 * s)) & 3);
+    }
+    RM_FN static int32_t code(const uint8_t* b, uint32_t e) {
+        uint32_t h = e / 128, s = e % 128 / 32, l = e % 32;
+        return (int32_t)((b[16 + 32 * h + l] >> (2 * s)) & 3);
+    }
+    RM_FN static void group_scale(const uint8_t* b, uint32_t g, double* a, double* c) {
+        *a = f16_at(b, 80) * (double)(b[g] & 0xF);
+        *c = f16_at(b, 82) * (double)(b[g] >> 4);
     }
 };
 
@@ -200,6 +258,20 @@ struct Q3K {
                     q[128 * h + 32 * sh + l] = (int8_t)((int8_t)low - (high == 0 ? 4 : 0));
                 }
     }
+    RM_FN static int32_t code(const uint8_t* b, uint32_t e) {
+        uint32_t h = e / 128, s = e % 128 / 32, l = e % 32;
+        uint32_t low = (b[32 + 32 * h + l] >> (2 * s)) & 3;
+        uint32_t high = (b[l] >> (4 * h + s)) & 1;
+        return (int32_t)low - (high == 0 ? 4 : 0);
+    }
+    RM_FN static void group_scale(const uint8_t* b, uint32_t g, double* a, double* c) {
+        const uint8_t* s = b + 96;
+        uint8_t low = (uint8_t)(g < 8 ? (s[g] & 0xF) : (s[g - 8] >> 4));
+        uint8_t high = (uint8_t)((s[8 + g % 4] >> (2 * (g / 4))) & 3);
+        int32_t sc = (int32_t)(uint8_t)(low | (high << 4)) - 32;
+        *a = f16_at(b, 108) * (double)sc;
+        *c = 0.0;
+    }
 };
 
 // d, dmin f16, 12 bytes of 6-bit scales and mins, 128 bytes of 4-bit codes. Weight
@@ -223,6 +295,17 @@ struct Q4K {
                 q[64 * j + l] = (int8_t)(v & 0xF);
                 q[64 * j + 32 + l] = (int8_t)(v >> 4);
             }
+    }
+    RM_FN static int32_t code(const uint8_t* b, uint32_t e) {
+        uint32_t j = e / 64, u = e % 64 / 32, l = e % 32;
+        uint8_t v = b[16 + 32 * j + l];
+        return (int32_t)(u == 0 ? (v & 0xF) : (v >> 4));
+    }
+    RM_FN static void group_scale(const uint8_t* b, uint32_t g, double* a, double* c) {
+        uint8_t sc, m;
+        scale_min_k4((int)g, b + 4, &sc, &m);
+        *a = f16_at(b, 0) * (double)sc;
+        *c = f16_at(b, 2) * (double)m;
     }
 };
 
@@ -248,6 +331,18 @@ struct Q5K {
                 q[64 * j + l] = (int8_t)((v & 0xF) | ((h & 1) << 4));
                 q[64 * j + 32 + l] = (int8_t)((v >> 4) | ((h & 2) << 3));
             }
+    }
+    RM_FN static int32_t code(const uint8_t* b, uint32_t e) {
+        uint32_t j = e / 64, u = e % 64 / 32, l = e % 32;
+        uint8_t v = b[48 + 32 * j + l];
+        uint8_t h = (uint8_t)(b[16 + l] >> (2 * j));
+        return (int32_t)(u == 0 ? ((v & 0xF) | ((h & 1) << 4)) : ((v >> 4) | ((h & 2) << 3)));
+    }
+    RM_FN static void group_scale(const uint8_t* b, uint32_t g, double* a, double* c) {
+        uint8_t sc, m;
+        scale_min_k4((int)g, b + 4, &sc, &m);
+        *a = f16_at(b, 0) * (double)sc;
+        *c = f16_at(b, 2) * (double)m;
     }
 };
 
@@ -275,6 +370,18 @@ struct Q6K {
             }
         }
     }
+    // e = 128 h + 32 t + l: ql byte 64 h + l (+ 32 for odd t), its low nibble for t < 2,
+    // bit pair t of qh byte 32 h + l.
+    RM_FN static int32_t code(const uint8_t* b, uint32_t e) {
+        uint32_t h = e / 128, t = e % 128 / 32, l = e % 32;
+        uint32_t v = (uint32_t)b[64 * h + l + 32 * (t & 1)] >> (4 * (t >> 1));
+        uint32_t hi = ((uint32_t)b[128 + 32 * h + l] >> (2 * t)) & 3;
+        return (int32_t)((v & 0xF) | (hi << 4)) - 32;
+    }
+    RM_FN static void group_scale(const uint8_t* b, uint32_t g, double* a, double* c) {
+        *a = f16_at(b, 208) * (double)(int8_t)b[192 + g];
+        *c = 0.0;
+    }
 };
 
 // d f32, 256 i8 codes, 16 i16 sums of codes (not part of the value).
@@ -285,6 +392,11 @@ struct Q8K {
         a[0] = (double)f32_at(b, 0);
         c[0] = 0.0;
         for (int j = 0; j < 256; j++) q[j] = (int8_t)b[4 + j];
+    }
+    RM_FN static int32_t code(const uint8_t* b, uint32_t e) { return (int32_t)(int8_t)b[4 + e]; }
+    RM_FN static void group_scale(const uint8_t* b, uint32_t, double* a, double* c) {
+        *a = (double)f32_at(b, 0);
+        *c = 0.0;
     }
 };
 

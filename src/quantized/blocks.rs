@@ -69,6 +69,17 @@ pub(crate) trait QuantBlock: 'static {
     /// The codes (q[..LEN]) and each group's a and c (a[..LEN / GROUP], likewise c) of the
     /// block `b` (BYTES bytes).
     fn unpack(b: &[u8], q: &mut [i8], a: &mut [f64], c: &mut [f64]);
+    /// Weight e's code q (e < LEN) of the block `b`: `unpack`'s q[e], read alone. (The
+    /// host side of a mirror: only the CUDA decode kernel decodes per element; here the
+    /// unit test checks these against `unpack`, which the CPU paths use.)
+    #[cfg_attr(not(test), allow(dead_code))]
+    fn code(b: &[u8], e: usize) -> i32;
+    /// Group g's a and c (g < LEN / GROUP) of the block `b`: `unpack`'s a[g] and c[g], the
+    /// same expressions. With [`QuantBlock::code`] weight e is a q - c with g = e / GROUP:
+    /// the per-element decoding that the CUDA decode kernel (`repro_qgemv_*` of
+    /// `kernels/quantized/quantized.cu`) runs through their mirrors in `blocks.cuh`.
+    #[cfg_attr(not(test), allow(dead_code))]
+    fn group_scale(b: &[u8], g: usize) -> (f64, f64);
 }
 
 /// The exact weights of one block into `out` (LEN values): a q - c per weight.
@@ -107,7 +118,9 @@ fn scale_min_k4(j: usize, s: &[u8]) -> (u8, u8) {
 
 macro_rules! quant_block {
     ($(#[$m:meta])* $name:ident, len $len:expr, bytes $bytes:expr, group $group:expr,
-     min $min:expr, |$b:ident, $q:ident, $a:ident, $c:ident| $body:block) => {
+     min $min:expr, |$b:ident, $q:ident, $a:ident, $c:ident| $body:block,
+     code |$cb:ident, $ce:ident| $code:block,
+     scale |$sb:ident, $sg:ident| $scale:block) => {
         $(#[$m])*
         pub(crate) struct $name;
         impl QuantBlock for $name {
@@ -120,6 +133,16 @@ macro_rules! quant_block {
                 let $b = &$b[..$bytes];
                 let $q = &mut $q[..$len];
                 $body
+            }
+            #[inline(always)]
+            fn code($cb: &[u8], $ce: usize) -> i32 {
+                let $cb = &$cb[..$bytes];
+                $code
+            }
+            #[inline(always)]
+            fn group_scale($sb: &[u8], $sg: usize) -> (f64, f64) {
+                let $sb = &$sb[..$bytes];
+                $scale
             }
         }
     };
@@ -134,7 +157,12 @@ quant_block!(
             q[j] = (b[2 + j] & 0xF) as i8 - 8;
             q[j + 16] = (b[2 + j] >> 4) as i8 - 8;
         }
-    }
+    },
+    code |b, e| {
+        let v = b[2 + e % 16];
+        (if e < 16 { v & 0xF } else { v >> 4 }) as i32 - 8
+    },
+    scale |b, _g| { (f16_at(b, 0), 0.0) }
 );
 
 quant_block!(
@@ -146,7 +174,12 @@ quant_block!(
             q[j] = (b[4 + j] & 0xF) as i8;
             q[j + 16] = (b[4 + j] >> 4) as i8;
         }
-    }
+    },
+    code |b, e| {
+        let v = b[4 + e % 16];
+        (if e < 16 { v & 0xF } else { v >> 4 }) as i32
+    },
+    scale |b, _g| { (f16_at(b, 0), -f16_at(b, 2)) }
 );
 
 quant_block!(
@@ -161,7 +194,14 @@ quant_block!(
             q[j] = ((b[6 + j] & 0xF) | (h0 << 4)) as i8 - 16;
             q[j + 16] = ((b[6 + j] >> 4) | (h1 << 4)) as i8 - 16;
         }
-    }
+    },
+    code |b, e| {
+        let qh = u32::from_le_bytes([b[2], b[3], b[4], b[5]]);
+        let v = b[6 + e % 16];
+        let lo = if e < 16 { v & 0xF } else { v >> 4 };
+        (lo | ((((qh >> e) & 1) as u8) << 4)) as i32 - 16
+    },
+    scale |b, _g| { (f16_at(b, 0), 0.0) }
 );
 
 quant_block!(
@@ -176,7 +216,14 @@ quant_block!(
             q[j] = ((b[8 + j] & 0xF) | (h0 << 4)) as i8;
             q[j + 16] = ((b[8 + j] >> 4) | (h1 << 4)) as i8;
         }
-    }
+    },
+    code |b, e| {
+        let qh = u32::from_le_bytes([b[4], b[5], b[6], b[7]]);
+        let v = b[8 + e % 16];
+        let lo = if e < 16 { v & 0xF } else { v >> 4 };
+        (lo | ((((qh >> e) & 1) as u8) << 4)) as i32
+    },
+    scale |b, _g| { (f16_at(b, 0), -f16_at(b, 2)) }
 );
 
 quant_block!(
@@ -187,7 +234,9 @@ quant_block!(
         for j in 0..32 {
             q[j] = b[2 + j] as i8;
         }
-    }
+    },
+    code |b, e| { b[2 + e] as i8 as i32 },
+    scale |b, _g| { (f16_at(b, 0), 0.0) }
 );
 
 quant_block!(
@@ -198,7 +247,9 @@ quant_block!(
         for j in 0..32 {
             q[j] = b[4 + j] as i8;
         }
-    }
+    },
+    code |b, e| { b[4 + e] as i8 as i32 },
+    scale |b, _g| { (f16_at(b, 0), 0.0) }
 );
 
 quant_block!(
@@ -219,6 +270,13 @@ quant_block!(
                 }
             }
         }
+    },
+    code |b, e| {
+        let (h, s, l) = (e / 128, e % 128 / 32, e % 32);
+        ((b[16 + 32 * h + l] >> (2 * s)) & 3) as i32
+    },
+    scale |b, g| {
+        (f16_at(b, 80) * (b[g] & 0xF) as f64, f16_at(b, 82) * (b[g] >> 4) as f64)
     }
 );
 
@@ -247,6 +305,19 @@ quant_block!(
                 }
             }
         }
+    },
+    code |b, e| {
+        let (h, s, l) = (e / 128, e % 128 / 32, e % 32);
+        let low = (b[32 + 32 * h + l] >> (2 * s)) & 3;
+        let high = (b[l] >> (4 * h + s)) & 1;
+        low as i32 - if high == 0 { 4 } else { 0 }
+    },
+    scale |b, g| {
+        let s = &b[96..108];
+        let low = if g < 8 { s[g] & 0xF } else { s[g - 8] >> 4 };
+        let high = (s[8 + g % 4] >> (2 * (g / 4))) & 3;
+        let sc = (low | (high << 4)) as i32 - 32;
+        (f16_at(b, 108) * sc as f64, 0.0)
     }
 );
 
@@ -269,6 +340,15 @@ quant_block!(
                 q[64 * j + 32 + l] = (v >> 4) as i8;
             }
         }
+    },
+    code |b, e| {
+        let (j, u, l) = (e / 64, e % 64 / 32, e % 32);
+        let v = b[16 + 32 * j + l];
+        (if u == 0 { v & 0xF } else { v >> 4 }) as i32
+    },
+    scale |b, g| {
+        let (sc, m) = scale_min_k4(g, &b[4..16]);
+        (f16_at(b, 0) * sc as f64, f16_at(b, 2) * m as f64)
     }
 );
 
@@ -292,6 +372,20 @@ quant_block!(
                 q[64 * j + 32 + l] = ((v >> 4) | ((h & 2) << 3)) as i8;
             }
         }
+    },
+    code |b, e| {
+        let (j, u, l) = (e / 64, e % 64 / 32, e % 32);
+        let v = b[48 + 32 * j + l];
+        let h = b[16 + l] >> (2 * j);
+        (if u == 0 {
+            (v & 0xF) | ((h & 1) << 4)
+        } else {
+            (v >> 4) | ((h & 2) << 3)
+        }) as i32
+    },
+    scale |b, g| {
+        let (sc, m) = scale_min_k4(g, &b[4..16]);
+        (f16_at(b, 0) * sc as f64, f16_at(b, 2) * m as f64)
     }
 );
 
@@ -316,7 +410,16 @@ quant_block!(
                 q[o + 96] = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) as i8 - 32;
             }
         }
-    }
+    },
+    code |b, e| {
+        // e = 128 h + 32 t + l: ql byte 64 h + l (+ 32 for odd t), its low nibble for t < 2,
+        // bit pair t of qh byte 32 h + l.
+        let (h, t, l) = (e / 128, e % 128 / 32, e % 32);
+        let v = b[64 * h + l + 32 * (t & 1)] >> (4 * (t >> 1));
+        let hi = (b[128 + 32 * h + l] >> (2 * t)) & 3;
+        ((v & 0xF) | (hi << 4)) as i32 - 32
+    },
+    scale |b, g| { (f16_at(b, 208) * (b[192 + g] as i8) as f64, 0.0) }
 );
 
 quant_block!(
@@ -327,7 +430,9 @@ quant_block!(
         for j in 0..256 {
             q[j] = b[4 + j] as i8;
         }
-    }
+    },
+    code |b, e| { b[4 + e] as i8 as i32 },
+    scale |b, _g| { (f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64, 0.0) }
 );
 
 /// (weights per block, bytes per block) of every type.
@@ -459,4 +564,76 @@ pub fn dequantize_exact(ty: GgmlDType, bytes: &[u8]) -> Result<Vec<f64>> {
     let mut out = vec![0f64; bytes.len() / size * len];
     decode_run(ty, bytes, &mut out);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `code` and `group_scale` against `unpack` for every weight and group of random
+    /// blocks: random bytes (many seeds), then the same with each scale (the f16 at each
+    /// offset of `scales`; Q8_K: its f32 d) set to inf, -inf, NaN, a subnormal, +0 and -0.
+    fn check<B: QuantBlock>(scales: &[usize], f32_d: bool) -> usize {
+        let mut s = 0x9E37_79B9_7F4A_7C15u64 ^ B::BYTES as u64;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let specials16: [u16; 7] = [0x7C00, 0xFC00, 0x7E01, 0x0001, 0x03FF, 0x0000, 0x8000];
+        let specials32: [u32; 7] = [
+            0x7F80_0000,
+            0xFF80_0000,
+            0x7FC0_0001,
+            0x0000_0001,
+            0x007F_FFFF,
+            0,
+            0x8000_0000,
+        ];
+        let mut checked = 0;
+        for seed in 0..200 {
+            let mut b: Vec<u8> = (0..B::BYTES).map(|_| next() as u8).collect();
+            if seed >= 100 {
+                // A special value in one scale (the others stay random).
+                let sp = seed % specials16.len();
+                if f32_d {
+                    b[..4].copy_from_slice(&specials32[sp].to_le_bytes());
+                } else {
+                    let at = scales[(seed / 7) % scales.len()];
+                    b[at..at + 2].copy_from_slice(&specials16[sp].to_le_bytes());
+                }
+            }
+            let (mut q, mut a, mut c) = ([0i8; 256], [0f64; 16], [0f64; 16]);
+            B::unpack(&b, &mut q[..B::LEN], &mut a, &mut c);
+            for (e, &qe) in q[..B::LEN].iter().enumerate() {
+                assert_eq!(B::code(&b, e), qe as i32, "code {e}, seed {seed}");
+            }
+            for g in 0..B::LEN / B::GROUP {
+                let (ag, cg) = B::group_scale(&b, g);
+                assert_eq!(ag.to_bits(), a[g].to_bits(), "a of group {g}, seed {seed}");
+                assert_eq!(cg.to_bits(), c[g].to_bits(), "c of group {g}, seed {seed}");
+            }
+            checked += B::LEN;
+        }
+        checked
+    }
+
+    #[test]
+    fn per_element_decoding_matches_unpack() {
+        let mut n = 0;
+        n += check::<Q4_0>(&[0], false);
+        n += check::<Q4_1>(&[0, 2], false);
+        n += check::<Q5_0>(&[0], false);
+        n += check::<Q5_1>(&[0, 2], false);
+        n += check::<Q8_0>(&[0], false);
+        n += check::<Q8_1>(&[0, 2], false);
+        n += check::<Q2K>(&[80, 82], false);
+        n += check::<Q3K>(&[108], false);
+        n += check::<Q4K>(&[0, 2], false);
+        n += check::<Q5K>(&[0, 2], false);
+        n += check::<Q6K>(&[208], false);
+        n += check::<Q8K>(&[0], true);
+        assert_eq!(n, 200 * (6 * 32 + 6 * 256));
+    }
 }

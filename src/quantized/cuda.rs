@@ -2,10 +2,20 @@
 //! `kernels/quantized/quantized.cu` (PTX built by `build.rs`), with the same definition and
 //! the same decisions as `cpu.rs` (run whole on the emulated device by
 //! `tests/emulated_device.rs`, every block type against the CPU op). The matmul's stats
-//! kernel computes x's row norms and sign classes; the product kernel takes one thread per
-//! output, sums it in f64 over the weight row decoded block by block
-//! (`kernels/quantized/blocks.cuh`, the mirror of `blocks.rs`) and decides it with the
-//! CPU's tiers.
+//! kernel computes x's row norms and sign classes, then one of two product kernels sums
+//! each output in f64 over the weight row's exact values (`kernels/quantized/blocks.cuh`,
+//! the mirror of `blocks.rs`) and decides it with the CPU's tiers:
+//!
+//! * decode, m <= [`GEMV_MAX_ROWS`] rows of x: `repro_qgemv_*`, one warp per output column
+//!   for all m rows at once (the weight row read and decoded once, 8 weights per lane per
+//!   chunk of 256, per-element decoding in registers, a fixed shuffle reduction);
+//! * otherwise `repro_qmatmul_*`, one thread per output (the weight row decoded block by
+//!   block).
+//!
+//! The choice depends on m alone (invariant 3), and it cannot show in the bits anyway: each
+//! output is defined as the exact sum rounded once, both kernels sum in orders covered by
+//! tier 1's bound (the kernel header has the count for each) and every tier returns the
+//! correctly rounded value or nothing.
 //!
 //! The weight lives on the device as a [`QDeviceWeight`]: its block bytes (U8, row j at
 //! j * row_bytes, as in the GGUF tensor) and the row stats computed once on the host when
@@ -26,6 +36,11 @@ use candle_core::{DType, Layout, Result, Shape, bail};
 const BLOCK: u32 = 128;
 /// Blocks at most (more outputs are taken by the grid-stride loop; no effect on the bits).
 const MAX_BLOCKS: u64 = 65_535;
+/// Rows of x up to which the decode kernel `repro_qgemv_*` runs (`REPRO_QGEMV_MAX_ROWS`: its
+/// per-row sums live in registers); more rows take `repro_qmatmul_*`.
+pub const GEMV_MAX_ROWS: usize = 4;
+/// Output columns per block of the decode kernel (`REPRO_QGEMV_WARPS`: one warp each).
+const GEMV_WARPS: u32 = 4;
 
 /// The block type's id in the kernels: ggml's `ggml_type` number, the tensor type field of
 /// a GGUF file (the same table as `RQ_TYPE_*` in `kernels/quantized/blocks.cuh`).
@@ -186,22 +201,33 @@ pub fn qmatmul<D: Device + ?Sized>(
     };
     // Slots: 0 x, 1 the weight's bytes, 2 and 3 x's stats, 4 and 5 the weight's, 6 the
     // output, 7 the bias.
-    let plan = LaunchPlan::new(
-        Module::Quantized,
-        format!("repro_qmatmul_{xs}_{bs}"),
-        grid_stride_blocks(total as u64, BLOCK, MAX_BLOCKS),
-        BLOCK,
-    )
-    .arg(KernelArg::U64(m64))
-    .arg(KernelArg::U64(n as u64))
-    .arg(KernelArg::U64(k64))
-    .arg(KernelArg::U32(type_id(w.ty)))
-    .buf(0, dtype, xl.start_offset(), m * k)
-    .buf(1, DType::U8, 0, n * rb)
-    .buf(2, DType::F64, 0, m)
-    .buf(3, DType::U8, 0, m)
-    .buf(4, DType::F64, 0, n)
-    .buf(5, DType::U8, 0, n);
+    // The decode kernel for up to GEMV_MAX_ROWS rows (one warp per column: n warps), else
+    // one thread per output. Either gives the same bits (the module header).
+    let (name, blocks, threads) = if m <= GEMV_MAX_ROWS {
+        let t = GEMV_WARPS * 32;
+        (
+            format!("repro_qgemv_{xs}_{bs}"),
+            grid_stride_blocks(n as u64 * 32, t, MAX_BLOCKS),
+            t,
+        )
+    } else {
+        (
+            format!("repro_qmatmul_{xs}_{bs}"),
+            grid_stride_blocks(total as u64, BLOCK, MAX_BLOCKS),
+            BLOCK,
+        )
+    };
+    let plan = LaunchPlan::new(Module::Quantized, name, blocks, threads)
+        .arg(KernelArg::U64(m64))
+        .arg(KernelArg::U64(n as u64))
+        .arg(KernelArg::U64(k64))
+        .arg(KernelArg::U32(type_id(w.ty)))
+        .buf(0, dtype, xl.start_offset(), m * k)
+        .buf(1, DType::U8, 0, n * rb)
+        .buf(2, DType::F64, 0, m)
+        .buf(3, DType::U8, 0, m)
+        .buf(4, DType::F64, 0, n)
+        .buf(5, DType::U8, 0, n);
     let plan = match bias {
         Some((b, _)) => plan.buf(7, bias_dtype, 0, dev.len(b)),
         None => plan.arg(KernelArg::Null),
