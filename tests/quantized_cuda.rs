@@ -153,3 +153,45 @@ fn cuda_bits_equal_cpu_bits_at_scale() {
         }
     }
 }
+
+/// Decode at scale, for the GPU machine (issue 24: at least 10^7 outputs per weight type
+/// through the decode kernel): a (20480, 512) weight of each type times 4 rows of x, 64
+/// times with fresh x, in f32 and in bf16: 5,242,880 outputs per type and dtype, CUDA ==
+/// CPU bit for bit. m <= 4 is the decode path on both devices.
+#[test]
+fn cuda_decode_bits_equal_cpu_bits_at_scale() {
+    let Some(gpu) = cuda_device() else { return };
+    let (n, k, m, launches) = (20480, 512, 4, 64u64);
+    for (t, ty) in TYPES.into_iter().enumerate().rev() {
+        let w =
+            Tensor::from_vec(values(n * k, 90 + t as u64, false), (n, k), &Device::Cpu).unwrap();
+        let bytes = QTensor::quantize(&w, ty).unwrap().data().unwrap().to_vec();
+        let on = |dev: &Device| {
+            QMatMul::from_qtensor(
+                QTensor::new(
+                    QStorage::from_data(Cow::Borrowed(&bytes), dev, ty).unwrap(),
+                    (n, k),
+                )
+                .unwrap(),
+            )
+            .unwrap()
+        };
+        let (cpu_q, gpu_q) = (on(&Device::Cpu), on(&gpu));
+        for dt in [DType::F32, DType::BF16] {
+            let (mut outputs, mut differ) = (0, 0);
+            for l in 0..launches {
+                let seed = 1000 + 100 * t as u64 + l;
+                let x = Tensor::from_vec(values(m * k, seed, true), (m, k), &Device::Cpu)
+                    .unwrap()
+                    .to_dtype(dt)
+                    .unwrap();
+                let want = bits(&cpu_q.forward(&x).unwrap());
+                let got = bits(&gpu_q.forward(&x.to_device(&gpu).unwrap()).unwrap());
+                outputs += want.len();
+                differ += want.iter().zip(&got).filter(|(a, b)| a != b).count();
+            }
+            println!("decode {ty:?} {dt:?}: {outputs} outputs, {differ} differ");
+            assert_eq!(differ, 0, "{ty:?} {dt:?}");
+        }
+    }
+}
