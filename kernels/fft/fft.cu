@@ -2,9 +2,11 @@
 // CPU's src/fft: the per-thread bodies are kernels/fft/threads.cuh over the mirrored
 // operation DAGs of kernels/fft/*.cuh, and the twiddle, chirp, Bluestein kernel and Ozaki
 // digit tables are the CPU plan's own (src/fft/device_plan.rs, uploaded as the same bytes;
-// nothing here computes a twiddle). Every kernel is a grid-stride loop over `total` thread
-// indices, each independent of the others, so the grid size, the block size and the
-// schedule change no bit. tests/emulated_device.rs runs these kernels on the emulated device
+// nothing here computes a twiddle). Every kernel but the fused one is a grid-stride loop over
+// `total` thread indices, each independent of the others, so the grid size, the block size
+// and the schedule change no bit; the fused kernel (repro_fft_fused_<t>, below) strides over
+// groups of whole rows, its threads ordered by __syncthreads between the stages, and runs
+// the same per-butterfly functions on the same values. tests/emulated_device.rs runs these kernels on the emulated device
 // against the CPU plans.
 //
 // Kernels, <t> = f32 (Precision::F32 and Ozaki) or f64 (Precision::F64Internal), buffers as
@@ -19,6 +21,8 @@
 //   repro_fft_bluestein_in_<t>(total, n, m, x_re, x_im, a_re, a_im, chirp_re, chirp_im)
 //   repro_fft_bluestein_mul_<t>(total, m, a_re, a_im, k_re, k_im)
 //   repro_fft_bluestein_out_<t>(total, n, m, a_re, a_im, x_re, x_im, chirp_re, chirp_im)
+//   repro_fft_fused_<t>(rows, n, inverse, inp, out, table, stages, radix/ns/tw x 4)
+//                                        a whole Stockham plan per block (see below)
 #include "fft/threads.cuh"
 #include "fft/ozaki_mma.cuh"
 
@@ -80,6 +84,136 @@ using namespace repro::fft;
 
 RM_FFT_TYPED(float, f32)
 RM_FFT_TYPED(double, f64)
+
+// ---- The fused transform: a whole power-of-two Stockham plan per block in shared memory ----
+//
+//   repro_fft_fused_<t>(rows, n, inverse, inp, out, table, stages,
+//                       radix0, ns0, tw0, .., radix3, ns3, tw3)      block = CAP / 8 threads
+//
+// One launch does what the steps Deinterleave, Stage x stages, Interleave of a pure Stockham
+// plan do in 2 + stages launches (src/fft/cuda.rs picks it from n and the precision alone):
+// a block takes CAP / n whole rows (CAP complex values: REPRO_FFT_FUSED_F32 = 4096 for
+// float, REPRO_FFT_FUSED_F64 = 2048 for double), loads them into shared memory with
+// thread_deinterleave, runs every stage there and stores them with thread_interleave; the
+// blocks stride over the groups of rows. The stage parameters (radix, ns, twiddle offset in
+// `table`) are the plan's Step::Stage fields, passed as they are.
+//
+// Why the bits are those of the per-stage kernels (and so the CPU's): every value goes
+// through the same functions in the same order: thread_deinterleave / thread_interleave for
+// the load and the store, and per butterfly stockham_load (the same src indices, the same
+// table entries tw[(r - 1) ns + j]), dft<T, R> (the same DAG) and stockham_store (the same
+// dst indices), compiled with the same flags (--fmad=false). Only where the values live
+// between stages changes (shared memory instead of global buffers), and which thread runs
+// which butterfly: neither is an arithmetic operation.
+//
+// Shared memory (static; the launch layer has no dynamic shared memory and CUDA's static
+// limit is 48 KiB): one split buffer, re[CAP] and im[CAP] of the working type, 32 KiB for
+// float (n <= 4096) and for double (n <= 2048). A Stockham stage reads and writes different
+// positions, so it cannot run in place butterfly by butterfly; it runs in place in two
+// phases instead: every thread reads its butterflies' inputs into registers and transforms
+// them, __syncthreads, every thread writes its outputs, __syncthreads. The butterflies of a
+// stage read disjoint sets of positions covering the row, and write disjoint sets covering
+// it, so after the second barrier the buffer holds exactly what the per-stage kernel's
+// destination buffer would. (Ping-pong buffers would need 64 KiB at n = 4096 in float.)
+//
+// Threads: n / 8 per row, CAP / 8 per block (512 for float, 256 for double). In a radix-8
+// stage thread q of a row runs butterfly q; in the radix-4 or radix-2 last stage it runs
+// the 8 / R butterflies q + c n / 8 (c < 8 / R): always 8 complex values in registers. A
+// block's last group may hold fewer rows: the threads of the missing rows only take part
+// in the barriers.
+#define REPRO_FFT_FUSED_F32 4096
+#define REPRO_FFT_FUSED_F64 2048
+
+// Stage phase 1 of thread q of a row: the inputs of butterflies q + c n / 8, twiddled and
+// transformed, into v[c R .. c R + R).
+template <class T, int R>
+RM_FN void fused_stage_in(size_t q, size_t n, size_t ns, const T* re, const T* im,
+                          const T* tw, Cx<T>* v) {
+    const T* tw_re = tw;
+    const T* tw_im = tw + (size_t)(R - 1) * ns;
+    for (int c = 0; c < 8 / R; c++) {
+        size_t i = q + (size_t)c * (n / 8);
+        stockham_load<T, R>(i, ns, n / R, re, im, tw_re, tw_im, v + c * R);
+        dft<T, R>(v + c * R);
+    }
+}
+
+// Stage phase 2: the outputs of the same butterflies written to their places.
+template <class T, int R>
+RM_FN void fused_stage_out(size_t q, size_t n, size_t ns, T* re, T* im, const Cx<T>* v) {
+    for (int c = 0; c < 8 / R; c++) {
+        size_t i = q + (size_t)c * (n / 8);
+        stockham_store<T, R>(i, ns, re, im, v + c * R);
+    }
+}
+
+// The block's part of the launch (s_re, s_im: the block's shared buffer of CAP values).
+template <class T, int CAP>
+__device__ __forceinline__ void fused_block(size_t rows, size_t n, int inverse, const float* inp, float* out,
+                       const T* table, int stages, const int* radix, const size_t* ns,
+                       const size_t* tw, T* s_re, T* s_im) {
+    size_t per_row = n / 8;
+    size_t rpb = CAP / n;
+    size_t groups = (rows + rpb - 1) / rpb;
+    size_t t = threadIdx.x;
+    size_t lrow = t / per_row, q = t % per_row;
+    T* re = s_re + lrow * n;
+    T* im = s_im + lrow * n;
+    for (size_t g = blockIdx.x; g < groups; g += gridDim.x) {
+        size_t row0 = g * rpb;
+        size_t here = rows - row0 < rpb ? rows - row0 : rpb;
+        const float* in_g = inp + 2 * row0 * n;
+        float* out_g = out + 2 * row0 * n;
+        for (size_t e = t; e < here * n; e += blockDim.x) {
+            thread_deinterleave<T>(e, inverse, in_g, s_re, s_im);
+        }
+        __syncthreads();
+        bool active = lrow < here;
+        for (int s = 0; s < stages; s++) {
+            Cx<T> v[8];
+            const T* w = table + tw[s];
+            if (active) {
+                switch (radix[s]) {
+                    case 8: fused_stage_in<T, 8>(q, n, ns[s], re, im, w, v); break;
+                    case 4: fused_stage_in<T, 4>(q, n, ns[s], re, im, w, v); break;
+                    default: fused_stage_in<T, 2>(q, n, ns[s], re, im, w, v); break;
+                }
+            }
+            __syncthreads();
+            if (active) {
+                switch (radix[s]) {
+                    case 8: fused_stage_out<T, 8>(q, n, ns[s], re, im, v); break;
+                    case 4: fused_stage_out<T, 4>(q, n, ns[s], re, im, v); break;
+                    default: fused_stage_out<T, 2>(q, n, ns[s], re, im, v); break;
+                }
+            }
+            __syncthreads();
+        }
+        for (size_t e = t; e < here * n; e += blockDim.x) {
+            thread_interleave<T>(e, inverse, s_re, s_im, out_g);
+        }
+        // The next group's loads overwrite the buffer.
+        __syncthreads();
+    }
+}
+
+#define RM_FFT_FUSED(T, SUF, CAP)                                                             \
+    extern "C" __global__ void __launch_bounds__(CAP / 8) repro_fft_fused_##SUF(              \
+        size_t rows, size_t n, int inverse, const float* __restrict__ inp,                    \
+        float* __restrict__ out, const T* __restrict__ table, int stages, int r0, size_t ns0, \
+        size_t tw0, int r1, size_t ns1, size_t tw1, int r2, size_t ns2, size_t tw2, int r3,   \
+        size_t ns3, size_t tw3) {                                                             \
+        REPRO_SHARED(T, s_re, [CAP]);                                                         \
+        REPRO_SHARED(T, s_im, [CAP]);                                                         \
+        const int radix[4] = {r0, r1, r2, r3};                                                \
+        const size_t ns[4] = {ns0, ns1, ns2, ns3};                                            \
+        const size_t tw[4] = {tw0, tw1, tw2, tw3};                                            \
+        fused_block<T, CAP>(rows, n, inverse, inp, out, table, stages, radix, ns, tw, s_re,   \
+                            s_im);                                                            \
+    }
+
+RM_FFT_FUSED(float, f32, REPRO_FFT_FUSED_F32)
+RM_FFT_FUSED(double, f64, REPRO_FFT_FUSED_F64)
 
 extern "C" __global__ void __launch_bounds__(REPRO_FFT_BLOCK)
     repro_fft_stockham8_ozaki(size_t total, size_t len, size_t ns, const float* src_re,
