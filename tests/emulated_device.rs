@@ -1732,16 +1732,16 @@ fn fft_plans_match_the_cpu() {
 /// the end of a group, a partial last group), forward and inverse, against the CPU plan.
 #[test]
 fn fft_fused_kernel_strides_over_groups() {
-    use candle_repro::fft::cuda::{FUSED_MAX_F32, FUSED_MAX_F64, fused_launch, fused_stages};
+    use candle_repro::fft::cuda::{FUSED_BLOCK_F32, FUSED_BLOCK_F64, fused_launch, fused_stages};
     use candle_repro::fft::{FftPlan, Precision};
     use candle_repro::launch::{Device, Slot};
-    for (n, precision, max) in [
-        (16, Precision::F32, FUSED_MAX_F32),
-        (1024, Precision::F32, FUSED_MAX_F32),
-        (512, Precision::F64Internal, FUSED_MAX_F64),
+    for (n, precision, block) in [
+        (16, Precision::F32, FUSED_BLOCK_F32),
+        (256, Precision::F32, FUSED_BLOCK_F32),
+        (128, Precision::F64Internal, FUSED_BLOCK_F64),
     ] {
         // Two full groups and a third of 3 rows, on 2 blocks.
-        let rows = 2 * (max / n) + 3;
+        let rows = 2 * (block / n) + 3;
         let plan = FftPlan::new(n, precision).unwrap();
         let tables = candle_repro::fft::cuda::upload_tables(&Emu, &plan).unwrap();
         let stages = fused_stages(&tables.plan).unwrap();

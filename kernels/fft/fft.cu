@@ -88,13 +88,14 @@ RM_FFT_TYPED(double, f64)
 // ---- The fused transform: a whole power-of-two Stockham plan per block in shared memory ----
 //
 //   repro_fft_fused_<t>(rows, n, inverse, inp, out, table, stages,
-//                       radix0, ns0, tw0, .., radix3, ns3, tw3)      block = CAP / 8 threads
+//                       radix0, ns0, tw0, .., radix3, ns3, tw3)  block = max(n, MINB) / 8 threads
 //
 // One launch does what the steps Deinterleave, Stage x stages, Interleave of a pure Stockham
 // plan do in 2 + stages launches (src/fft/cuda.rs fused_stages picks it from the plan, hence
-// from n and the precision alone): a block takes CAP / n whole rows (CAP complex values:
-// REPRO_FFT_FUSED_F32 = 4096 for float, REPRO_FFT_FUSED_F64 = 2048 for double), loads them
-// into shared memory, runs every stage there and stores them; the blocks stride over the
+// from n and the precision alone): a block takes max(MINB / n, 1) whole rows (MINB =
+// REPRO_FFT_FUSED_BLOCK_F32 = 1024 complex values for float, REPRO_FFT_FUSED_BLOCK_F64 = 512
+// for double; n up to CAP = REPRO_FFT_FUSED_F32 = 4096 resp. REPRO_FFT_FUSED_F64 = 2048, the
+// shared buffer's size), loads them into shared memory, runs every stage there and stores them; the blocks stride over the
 // groups of rows. n (16 ..= CAP, a power of two) selects a compiled instantiation, so the
 // index arithmetic is shifts and masks; the plan's stage arguments (radix, ns, twiddle
 // offset) are passed as they are, the radices and ns must be the instantiation's (else the
@@ -120,14 +121,17 @@ RM_FFT_TYPED(double, f64)
 // it, so after the second barrier the buffer holds exactly what the per-stage kernel's
 // destination buffer would. (Ping-pong buffers would need 64 KiB at n = 4096 in float.)
 //
-// Threads: n / 8 per row, CAP / 8 per block (512 for float, 256 for double). In a radix-8
+// Threads: n / 8 per row, max(n, MINB) / 8 per block (128 to 512 for float, 64 to 256 for
+// double). In a radix-8
 // stage thread q of a row runs butterfly q; in the radix-4 or radix-2 last stage it runs
 // the 8 / R butterflies q + c n / 8 (c < 8 / R): always 8 complex values in registers. The
-// load and the store: 8 values per thread, value t + c CAP / 8 (coalesced). A block's last
+// load and the store: 8 values per thread, value t + c blockDim.x (coalesced). A block's last
 // group may hold fewer rows: the threads of the missing rows only take part in the
 // barriers.
 #define REPRO_FFT_FUSED_F32 4096
 #define REPRO_FFT_FUSED_F64 2048
+#define REPRO_FFT_FUSED_BLOCK_F32 1024
+#define REPRO_FFT_FUSED_BLOCK_F64 512
 
 // Stage phase 1 of thread q of a row: the inputs of butterflies q + c N / 8, twiddled and
 // transformed, into v[c R .. c R + R).
@@ -209,14 +213,16 @@ __device__ __forceinline__ void fused_stages(const size_t* tw, bool active, size
 }
 
 // The block's part of the launch for rows of N (s_re, s_im: the block's shared buffer of
-// CAP values; blockDim.x = CAP / 8).
-template <class T, int CAP, int N>
+// CAP values, of which it uses BV = max(N, MINB); blockDim.x = BV / 8).
+template <class T, int CAP, int MINB, int N>
 __device__ __forceinline__ void fused_block(size_t rows, int inverse, const float* inp,
                                             float* out, const T* table, const FusedStages& st,
                                             T* s_re, T* s_im) {
-    constexpr int THREADS = CAP / 8;  // = blockDim.x
-    constexpr int PER = CAP / THREADS;  // values per thread in the load and the store
-    constexpr size_t RPB = CAP / N;  // rows per block
+    constexpr int BV = N > MINB ? N : MINB;  // values per block
+    static_assert(BV <= CAP, "the block's rows fit the shared buffer");
+    constexpr int THREADS = BV / 8;  // = blockDim.x
+    constexpr int PER = BV / THREADS;  // values per thread in the load and the store
+    constexpr size_t RPB = BV / N;  // rows per block
     if (!fused_stages_match<N>(st) || blockDim.x != THREADS) __trap();
     size_t groups = (rows + RPB - 1) / RPB;
     size_t t = threadIdx.x;
@@ -252,18 +258,19 @@ __device__ __forceinline__ void fused_block(size_t rows, int inverse, const floa
             size_t e = t + (size_t)c * THREADS;
             if (e < count) thread_interleave<T>(e, inverse, s_re, s_im, out_g);
         }
-        // The next group's loads overwrite the buffer.
-        __syncthreads();
+        // No barrier before the next group: its load writes, in each thread, the values
+        // this thread's store has just read (the same e), and the barrier after the load
+        // orders everything else.
     }
 }
 
 #define RM_FFT_FUSED_CASE(N)                                                                  \
     case N:                                                                                   \
-        fused_block<T, CAP, N>(rows, inverse, inp, out, table, st, s_re, s_im);               \
+        fused_block<T, CAP, MINB, N>(rows, inverse, inp, out, table, st, s_re, s_im);         \
         break;
 
 // The kernel: n picks the instantiation (16 ..= CAP); any other n traps.
-template <class T, int CAP>
+template <class T, int CAP, int MINB>
 __device__ __forceinline__ void fused_kernel(size_t rows, size_t n, int inverse,
                                              const float* inp, float* out, const T* table,
                                              const FusedStages& st, T* s_re, T* s_im) {
@@ -278,7 +285,8 @@ __device__ __forceinline__ void fused_kernel(size_t rows, size_t n, int inverse,
         RM_FFT_FUSED_CASE(2048)
         case 4096:
             if constexpr (CAP >= 4096) {
-                fused_block<T, CAP, 4096>(rows, inverse, inp, out, table, st, s_re, s_im);
+                fused_block<T, CAP, MINB, 4096>(rows, inverse, inp, out, table, st, s_re,
+                                                s_im);
                 break;
             }
         default:
@@ -286,14 +294,16 @@ __device__ __forceinline__ void fused_kernel(size_t rows, size_t n, int inverse,
     }
 }
 
-// Occupancy: __launch_bounds__(threads, MIN) could ask for MIN resident blocks per SM. With
-// MIN = 1, ptxas (CUDA 13, sm_90) gives the float kernel 118 registers and the double one 198,
-// no spills: one block per SM by registers (the shared memory, 32 KiB a block, would allow
-// 7). MIN = 2 caps them at 64 / 128 registers and spills (about 1.1 KiB / 0.4 KiB of local
-// memory over all instantiations). Which is faster is a measurement on the GPU still to
-// make; neither changes a bit.
-#define RM_FFT_FUSED(T, SUF, CAP, MIN)                                                        \
-    extern "C" __global__ void __launch_bounds__(CAP / 8, MIN) repro_fft_fused_##SUF(         \
+// Occupancy: ptxas (CUDA 13, sm_90) gives the float kernel 108 registers and the double one
+// 173, no spills (asking for more resident blocks through __launch_bounds__'s second argument
+// caps them at 64 / 128 and spills). So that several blocks share an SM, and one block's
+// loads overlap another's stages, short rows are grouped into blocks of MINB values only:
+// float 1024 (128 threads, 4 blocks per SM by registers), double 512 (64 threads, 5 blocks);
+// rows longer than MINB take a block each (up to 512 threads). The static shared buffer is
+// CAP values whatever the block uses (32 KiB; 7 blocks per SM fit on an H100). None of this
+// changes a bit.
+#define RM_FFT_FUSED(T, SUF, CAP, MINB)                                                       \
+    extern "C" __global__ void __launch_bounds__(CAP / 8) repro_fft_fused_##SUF(              \
         size_t rows, size_t n, int inverse, const float* __restrict__ inp,                    \
         float* __restrict__ out, const T* __restrict__ table, int stages, int r0, size_t ns0, \
         size_t tw0, int r1, size_t ns1, size_t tw1, int r2, size_t ns2, size_t tw2, int r3,   \
@@ -302,11 +312,11 @@ __device__ __forceinline__ void fused_kernel(size_t rows, size_t n, int inverse,
         REPRO_SHARED(T, s_im, [CAP]);                                                         \
         const FusedStages st = {stages, {r0, r1, r2, r3}, {ns0, ns1, ns2, ns3},               \
                                 {tw0, tw1, tw2, tw3}};                                        \
-        fused_kernel<T, CAP>(rows, n, inverse, inp, out, table, st, s_re, s_im);              \
+        fused_kernel<T, CAP, MINB>(rows, n, inverse, inp, out, table, st, s_re, s_im);        \
     }
 
-RM_FFT_FUSED(float, f32, REPRO_FFT_FUSED_F32, 1)
-RM_FFT_FUSED(double, f64, REPRO_FFT_FUSED_F64, 1)
+RM_FFT_FUSED(float, f32, REPRO_FFT_FUSED_F32, REPRO_FFT_FUSED_BLOCK_F32)
+RM_FFT_FUSED(double, f64, REPRO_FFT_FUSED_F64, REPRO_FFT_FUSED_BLOCK_F64)
 
 extern "C" __global__ void __launch_bounds__(REPRO_FFT_BLOCK)
     repro_fft_stockham8_ozaki(size_t total, size_t len, size_t ns, const float* src_re,

@@ -73,6 +73,12 @@ pub const FUSED_MAX_F32: usize = 4096;
 /// Complex values per block of `repro_fft_fused_f64` (`REPRO_FFT_FUSED_F64`, f64 parts:
 /// 32 KiB again).
 pub const FUSED_MAX_F64: usize = 2048;
+/// Rows shorter than this many complex values are grouped into blocks of this many values in
+/// `repro_fft_fused_f32` (`REPRO_FFT_FUSED_BLOCK_F32`): blocks of 128 threads, so that
+/// several blocks share an SM and one block's loads overlap another's stages.
+pub const FUSED_BLOCK_F32: usize = 1024;
+/// The same for `repro_fft_fused_f64` (`REPRO_FFT_FUSED_BLOCK_F64`, blocks of 64 threads).
+pub const FUSED_BLOCK_F64: usize = 512;
 
 /// The stages (radix, ns, twiddle offset) of `p` when it runs as one launch of
 /// `repro_fft_fused_<t>`: a plan that is exactly Deinterleave, Stockham stages of its own
@@ -457,9 +463,9 @@ fn run_fused<D: Device + ?Sized>(
 
 /// The launch of `repro_fft_fused_<t>` for `rows` rows of `p` (its [`fused_stages`]), input
 /// from element `start` of slot 0, output slot 1, the table (`table_len` values) slot 2:
-/// blocks of cap / 8 threads, each taking cap / n whole rows at a time (cap =
-/// [`FUSED_MAX_F32`] or [`FUSED_MAX_F64`], the shared buffer's size), one block per group of
-/// rows up to `max_blocks` (and the grid limit); the blocks stride over the groups beyond.
+/// blocks of max(n, b) / 8 threads, each taking max(b / n, 1) whole rows at a time (b =
+/// [`FUSED_BLOCK_F32`] or [`FUSED_BLOCK_F64`]), one block per group of rows up to
+/// `max_blocks` (and the grid limit); the blocks stride over the groups beyond.
 /// Rows per block, threads per row and the grid change no bit. Public for the tests, which
 /// also launch it with fewer blocks than groups.
 #[doc(hidden)]
@@ -473,19 +479,20 @@ pub fn fused_launch(
     max_blocks: u32,
 ) -> LaunchPlan {
     let n = p.n;
-    let (suffix, work, cap) = if p.is_f64() {
-        ("f64", DType::F64, FUSED_MAX_F64)
+    let (suffix, work, block) = if p.is_f64() {
+        ("f64", DType::F64, FUSED_BLOCK_F64)
     } else {
-        ("f32", DType::F32, FUSED_MAX_F32)
+        ("f32", DType::F32, FUSED_BLOCK_F32)
     };
-    let groups = rows.div_ceil(cap / n);
+    let values_per_block = block.max(n);
+    let groups = rows.div_ceil(values_per_block / n);
     let blocks = groups.clamp(1, (i32::MAX as usize).min(max_blocks as usize)) as u32;
     let values = 2 * rows * n;
     let mut pl = LaunchPlan::new(
         Module::Fft,
         format!("repro_fft_fused_{suffix}"),
         blocks,
-        (cap / 8) as u32,
+        (values_per_block / 8) as u32,
     )
     .arg(KernelArg::U64(rows as u64))
     .arg(KernelArg::U64(n as u64))
