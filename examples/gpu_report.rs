@@ -9,6 +9,7 @@
 //! * `model PATH`: our Llama/Gemma model on the CPU and on CUDA (f32 and bf16 compute): the
 //!   logits of every prefill position and of 16 decode steps, bit for bit, and prefill and
 //!   decode tokens/s on CUDA against stock candle's quantized model on CUDA.
+//! * `fft`: the FFT rows of `ops` alone (F32, F64Internal and Ozaki), after the copy floor.
 //! * `qgemv`: the quantized decode product alone (issue 24): one row of x (f32, bf16) times
 //!   (14336, 4096) weights of Q4_K, Q6_K, Q8_0 and Q4_0, rotating over 4 distinct weights
 //!   per type (from 132 MB for Q4_K: out of the 50 MB L2), ours against stock candle's
@@ -146,33 +147,7 @@ fn ops(gpu: &Device) {
         row("rope", dt, ours, stock, floor);
     }
     println!();
-    println!("fft, complex f32 rows (n, 2): 2^23 complex values per batch (64 MiB in, 64 out)");
-    println!(
-        "{:>7} {:>6} {:<7} {:>9} {:>7} {:>9}",
-        "n", "rows", "prec", "ours µs", "floor", "µs/row"
-    );
-    for log_n in [6, 8, 10, 12, 18] {
-        let len = 1usize << log_n;
-        let rows = if log_n == 18 { 1 } else { (1 << 23) / len };
-        let x = x32
-            .narrow(0, 0, 2 * rows * len)
-            .unwrap()
-            .reshape((rows, len, 2))
-            .unwrap();
-        let floor = time(gpu, 5, 10, || x.copy().unwrap());
-        for prec in [Precision::F32, Precision::Ozaki] {
-            let ours = time(gpu, 5, 10, || fft_with(&x, Norm::Backward, prec).unwrap());
-            println!(
-                "{:>7} {:>6} {:<7} {:>9.1} {:>6.0}% {:>9.3}",
-                len,
-                rows,
-                format!("{prec:?}"),
-                ours * 1e6,
-                100.0 * floor / ours,
-                ours * 1e6 / rows as f64
-            );
-        }
-    }
+    fft_rows(gpu, &x32, &[Precision::F32, Precision::Ozaki]);
     println!();
     println!("matmul 4096³ (TFLOP/s; stock = candle's cuBLAS matmul)");
     let (m, k, nn) = (4096, 4096, 4096);
@@ -565,6 +540,57 @@ fn fft_dump(dir: &str, gpu: &Device) {
     println!("fft rows written to {dir}");
 }
 
+/// FFT rows n = 2^6, 2^8, 2^10, 2^12 at 2^23 complex values per batch (the pure Stockham
+/// plans of F32 up to 4096 points and F64Internal up to 2048 run as one launch of the fused
+/// shared-memory kernel) and one n = 2^18 row, for each precision of `precs`; `x32` holds at
+/// least 2^24 f32 values.
+fn fft_rows(gpu: &Device, x32: &Tensor, precs: &[Precision]) {
+    println!("fft, complex f32 rows (n, 2): 2^23 complex values per batch (64 MiB in, 64 out)");
+    println!(
+        "{:>7} {:>6} {:<11} {:>9} {:>7} {:>9}",
+        "n", "rows", "prec", "ours µs", "floor", "µs/row"
+    );
+    for log_n in [6, 8, 10, 12, 18] {
+        let len = 1usize << log_n;
+        let rows = if log_n == 18 { 1 } else { (1 << 23) / len };
+        let x = x32
+            .narrow(0, 0, 2 * rows * len)
+            .unwrap()
+            .reshape((rows, len, 2))
+            .unwrap();
+        let floor = time(gpu, 5, 10, || x.copy().unwrap());
+        for &prec in precs {
+            let ours = time(gpu, 5, 10, || fft_with(&x, Norm::Backward, prec).unwrap());
+            println!(
+                "{:>7} {:>6} {:<11} {:>9.1} {:>6.0}% {:>9.3}",
+                len,
+                rows,
+                format!("{prec:?}"),
+                ours * 1e6,
+                100.0 * floor / ours,
+                ours * 1e6 / rows as f64
+            );
+        }
+    }
+}
+
+/// `fft`: the FFT rows of `ops` alone, all three precisions, after the copy floor.
+fn fft_only(gpu: &Device) {
+    let n = 1 << 24;
+    let x32 = Tensor::from_vec(values(n, 1, 8.0), n, gpu).unwrap();
+    let floor = time(gpu, 5, 10, || x32.copy().unwrap());
+    println!(
+        "copy floor (stock x.copy(), 16M f32: 64 MiB read + 64 MiB written): {:.1} µs, {:.0} GB/s",
+        floor * 1e6,
+        2.0 * 4.0 * n as f64 / floor / 1e9
+    );
+    fft_rows(
+        gpu,
+        &x32,
+        &[Precision::F32, Precision::F64Internal, Precision::Ozaki],
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("truncate") {
@@ -584,9 +610,12 @@ fn main() {
         Some("ops") | None => ops(&gpu),
         Some("model") => model(&args[1], &gpu),
         Some("qgemv") => qgemv(&gpu),
+        Some("fft") => fft_only(&gpu),
         Some("fftdump") => fft_dump(&args[1], &gpu),
         Some(other) => {
-            println!("gpu_report: unknown section {other:?} (ops, qgemv, model, truncate)")
+            println!(
+                "gpu_report: unknown section {other:?} (ops, fft, fftdump, qgemv, model, truncate)"
+            )
         }
     }
 }

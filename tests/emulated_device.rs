@@ -1672,9 +1672,24 @@ fn check_fft_plan(n: usize, mma_too: bool) -> usize {
             };
             for &mma in mmas {
                 let src = (&buf, layout.start_offset(), x.len());
-                let out =
-                    candle_repro::fft::cuda::transform(&Emu, &plan, inverse, mma, src).unwrap();
+                let (out, kernels) = common::emu::launched(|| {
+                    candle_repro::fft::cuda::transform(&Emu, &plan, inverse, mma, src).unwrap()
+                });
                 let what = format!("n={n} {precision:?} inverse={inverse} mma={mma}");
+                // The pure Stockham plans of F32 up to 4096 points and F64Internal up to
+                // 2048 are one launch of the fused shared-memory kernel; every other plan
+                // runs step by step.
+                let fused = match precision {
+                    Precision::F32 => Some(("repro_fft_fused_f32", 4096)),
+                    Precision::F64Internal => Some(("repro_fft_fused_f64", 2048)),
+                    Precision::Ozaki => None,
+                };
+                match fused {
+                    Some((k, max)) if n.is_power_of_two() && (16..=max).contains(&n) => {
+                        assert_eq!(kernels, [k], "{what}")
+                    }
+                    _ => assert!(kernels.iter().all(|k| !k.contains("fused")), "{what}"),
+                }
                 same_bits(&what, &download(&out, x.len()), &want);
                 compared += x.len() / 2;
             }
@@ -1710,6 +1725,50 @@ fn fft_plans_match_the_cpu() {
         total += check(n, n <= 1000);
     }
     println!("{total} transformed values: device steps == CPU");
+}
+
+/// The fused shared-memory kernel (`repro_fft_fused_<t>`) launched with fewer blocks than
+/// groups of rows, so that a block runs a second group after a first one (the barrier at
+/// the end of a group, a partial last group), forward and inverse, against the CPU plan.
+#[test]
+fn fft_fused_kernel_strides_over_groups() {
+    use candle_repro::fft::cuda::{FUSED_BLOCK_F32, FUSED_BLOCK_F64, fused_launch, fused_stages};
+    use candle_repro::fft::{FftPlan, Precision};
+    use candle_repro::launch::{Device, Slot};
+    for (n, precision, block) in [
+        (16, Precision::F32, FUSED_BLOCK_F32),
+        (256, Precision::F32, FUSED_BLOCK_F32),
+        (128, Precision::F64Internal, FUSED_BLOCK_F64),
+    ] {
+        // Two full groups and a third of 3 rows, on 2 blocks.
+        let rows = 2 * (block / n) + 3;
+        let plan = FftPlan::new(n, precision).unwrap();
+        let tables = candle_repro::fft::cuda::upload_tables(&Emu, &plan).unwrap();
+        let stages = fused_stages(&tables.plan).unwrap();
+        for inverse in [false, true] {
+            let x = fft_ref::special_rows(rows, n, 0x5EED ^ (n as u64) << 8 ^ inverse as u64);
+            let z = fft_ref::deinterleave(&x);
+            let mut want = vec![num_complex::Complex32::new(0.0, 0.0); z.len()];
+            if inverse {
+                plan.inverse_out_of_place(&z, &mut want).unwrap();
+            } else {
+                plan.forward_out_of_place(&z, &mut want).unwrap();
+            }
+            let want = Tensor::from_vec(fft_ref::interleave(&want), x.len(), &Cpu::Cpu).unwrap();
+            let (buf, _) = upload(&Tensor::from_vec(x.clone(), x.len(), &Cpu::Cpu).unwrap());
+            let mut out = Emu.alloc(DType::F32, x.len()).unwrap();
+            let table_len = Emu.len(&tables.table);
+            let pl = fused_launch(&tables.plan, &stages, rows, inverse, 0, table_len, 2);
+            assert_eq!(pl.grid.0, 2);
+            Emu.launch(
+                &pl,
+                &mut [Slot::In(&buf), Slot::Out(&mut out), Slot::In(&tables.table)],
+            )
+            .unwrap();
+            let what = format!("fused n={n} {precision:?} rows={rows} inverse={inverse}");
+            same_bits(&what, &download(&out, x.len()), &want);
+        }
+    }
 }
 
 /// The plan of 2^20 points (its own test: the slowest case, run beside the others), under

@@ -2,8 +2,10 @@
 //! DFT-GEMM sizes and Bluestein sizes, all three precisions, forward and inverse, rows of
 //! ordinary values at several scales and rows with NaN, infinity, zeros and subnormals;
 //! the Ozaki radix-8 stages both as the plain f32 loop and on tensor cores (mma.sync,
-//! sm_80+). Without a device the tests print "skipped: no CUDA device" and pass; the same
-//! kernels run on the emulated device in tests/emulated_device.rs.
+//! sm_80+); the fused shared-memory kernel (F32 n <= 4096, F64Internal n <= 2048, which
+//! the transforms above use already) on batches of several groups of rows. Without a
+//! device the tests print "skipped: no CUDA device" and pass; the same kernels run on the
+//! emulated device in tests/emulated_device.rs.
 //!
 //! `cargo test --release --features cuda --test fft_cuda -- --nocapture`
 #![cfg(feature = "cuda")]
@@ -107,6 +109,59 @@ fn cuda_bits_equal_cpu_bits() {
         total += check(&gpu, n, false);
     }
     println!("FFT: {total} complex values, CUDA == CPU");
+}
+
+/// The fused shared-memory kernel (the pure Stockham plans of F32 up to 4096 points and
+/// F64Internal up to 2048, one launch each) on batches of several groups of rows per block
+/// size, the last group partial, against the CPU.
+#[test]
+fn cuda_fused_kernel_bits_equal_cpu_bits() {
+    use candle_repro::fft::cuda::{FUSED_BLOCK_F32, FUSED_BLOCK_F64};
+    use candle_repro::fft::cuda::{FUSED_MAX_F32, FUSED_MAX_F64, fused_stages};
+    let Some(gpu) = cuda_device() else { return };
+    let Device::Cuda(dev) = &gpu else {
+        unreachable!("a CUDA device")
+    };
+    let mut total = 0;
+    for (precision, max, block) in [
+        (Precision::F32, FUSED_MAX_F32, FUSED_BLOCK_F32),
+        (Precision::F64Internal, FUSED_MAX_F64, FUSED_BLOCK_F64),
+    ] {
+        for n in (4..=12).map(|p| 1usize << p).filter(|&n| n <= max) {
+            let plan = FftPlan::new(n, precision).unwrap();
+            assert!(
+                fused_stages(&plan.device_plan()).is_some(),
+                "n={n} {precision:?}"
+            );
+            let rows = 3 * (block / n).max(1) + 5;
+            for inverse in [false, true] {
+                let x = input(rows, n, 0xF05E ^ (n as u64) << 4 ^ inverse as u64);
+                let want = cpu(&plan, inverse, &x);
+                let xs = dev.clone_htod(x.as_slice()).unwrap();
+                let xs = CudaStorage::wrap_cuda_slice(xs, dev.clone());
+                let out = transform(dev, &plan, inverse, false, (&xs, 0, x.len())).unwrap();
+                let CudaStorageSlice::F32(out) = &out.slice else {
+                    unreachable!("f32 output")
+                };
+                let got: Vec<u32> = dev
+                    .clone_dtoh(out)
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.to_bits())
+                    .collect();
+                if let Some(i) = (0..want.len()).find(|&i| want[i] != got[i]) {
+                    panic!(
+                        "fused n={n} {precision:?} rows={rows} inverse={inverse}: value {i} (row {}) cpu {:#010x} cuda {:#010x}",
+                        i / (2 * n),
+                        want[i],
+                        got[i]
+                    );
+                }
+                total += want.len() / 2;
+            }
+        }
+    }
+    println!("FFT fused kernel: {total} complex values, CUDA == CPU");
 }
 
 /// The tensor-core Ozaki kernel (not the default: see `candle_repro::fft::cuda::OZAKI_MMA`)

@@ -2,9 +2,11 @@
 // CPU's src/fft: the per-thread bodies are kernels/fft/threads.cuh over the mirrored
 // operation DAGs of kernels/fft/*.cuh, and the twiddle, chirp, Bluestein kernel and Ozaki
 // digit tables are the CPU plan's own (src/fft/device_plan.rs, uploaded as the same bytes;
-// nothing here computes a twiddle). Every kernel is a grid-stride loop over `total` thread
-// indices, each independent of the others, so the grid size, the block size and the
-// schedule change no bit. tests/emulated_device.rs runs these kernels on the emulated device
+// nothing here computes a twiddle). Every kernel but the fused one is a grid-stride loop over
+// `total` thread indices, each independent of the others, so the grid size, the block size
+// and the schedule change no bit; the fused kernel (repro_fft_fused_<t>, below) strides over
+// groups of whole rows, its threads ordered by __syncthreads between the stages, and runs
+// the same per-butterfly functions on the same values. tests/emulated_device.rs runs these kernels on the emulated device
 // against the CPU plans.
 //
 // Kernels, <t> = f32 (Precision::F32 and Ozaki) or f64 (Precision::F64Internal), buffers as
@@ -19,6 +21,8 @@
 //   repro_fft_bluestein_in_<t>(total, n, m, x_re, x_im, a_re, a_im, chirp_re, chirp_im)
 //   repro_fft_bluestein_mul_<t>(total, m, a_re, a_im, k_re, k_im)
 //   repro_fft_bluestein_out_<t>(total, n, m, a_re, a_im, x_re, x_im, chirp_re, chirp_im)
+//   repro_fft_fused_<t>(rows, n, inverse, inp, out, table, stages, radix/ns/tw x 4)
+//                                        a whole Stockham plan per block (see below)
 #include "fft/threads.cuh"
 #include "fft/ozaki_mma.cuh"
 
@@ -80,6 +84,239 @@ using namespace repro::fft;
 
 RM_FFT_TYPED(float, f32)
 RM_FFT_TYPED(double, f64)
+
+// ---- The fused transform: a whole power-of-two Stockham plan per block in shared memory ----
+//
+//   repro_fft_fused_<t>(rows, n, inverse, inp, out, table, stages,
+//                       radix0, ns0, tw0, .., radix3, ns3, tw3)  block = max(n, MINB) / 8 threads
+//
+// One launch does what the steps Deinterleave, Stage x stages, Interleave of a pure Stockham
+// plan do in 2 + stages launches (src/fft/cuda.rs fused_stages picks it from the plan, hence
+// from n and the precision alone): a block takes max(MINB / n, 1) whole rows (MINB =
+// REPRO_FFT_FUSED_BLOCK_F32 = 1024 complex values for float, REPRO_FFT_FUSED_BLOCK_F64 = 512
+// for double; n up to CAP = REPRO_FFT_FUSED_F32 = 4096 resp. REPRO_FFT_FUSED_F64 = 2048, the
+// shared buffer's size), loads them into shared memory, runs every stage there and stores them; the blocks stride over the
+// groups of rows. n (16 ..= CAP, a power of two) selects a compiled instantiation, so the
+// index arithmetic is shifts and masks; the plan's stage arguments (radix, ns, twiddle
+// offset) are passed as they are, the radices and ns must be the instantiation's (else the
+// kernel traps), and the twiddles are read at the plan's offsets.
+//
+// Why the bits are those of the per-stage kernels (and so the CPU's): every value goes
+// through the same functions in the same order: deinterleave_value (thread_deinterleave's
+// conversion; the fused load only issues a thread's 8 loads before its 8 conversions) and
+// thread_interleave for the load and the store, and per butterfly stockham_load (the same
+// source indices, the same table entries tw[(r - 1) ns + j]), dft<T, R> (the same DAG) and
+// stockham_store (the same destination indices), compiled with the same flags
+// (--fmad=false). Only where the values live between stages changes (shared memory instead
+// of global buffers), and which thread runs which butterfly: neither is an arithmetic
+// operation.
+//
+// Shared memory (static; the launch layer has no dynamic shared memory and CUDA's static
+// limit is 48 KiB): one split buffer, re[CAP] and im[CAP] of the working type, 32 KiB for
+// float (n <= 4096) and for double (n <= 2048). A Stockham stage reads and writes different
+// positions, so it cannot run in place butterfly by butterfly; it runs in place in two
+// phases instead: every thread reads its butterflies' inputs into registers and transforms
+// them, __syncthreads, every thread writes its outputs, __syncthreads. The butterflies of a
+// stage read disjoint sets of positions covering the row, and write disjoint sets covering
+// it, so after the second barrier the buffer holds exactly what the per-stage kernel's
+// destination buffer would. (Ping-pong buffers would need 64 KiB at n = 4096 in float.)
+//
+// Threads: n / 8 per row, max(n, MINB) / 8 per block (128 to 512 for float, 64 to 256 for
+// double). In a radix-8
+// stage thread q of a row runs butterfly q; in the radix-4 or radix-2 last stage it runs
+// the 8 / R butterflies q + c n / 8 (c < 8 / R): always 8 complex values in registers. The
+// load and the store: 8 values per thread, value t + c blockDim.x (coalesced). A block's last
+// group may hold fewer rows: the threads of the missing rows only take part in the
+// barriers.
+#define REPRO_FFT_FUSED_F32 4096
+#define REPRO_FFT_FUSED_F64 2048
+#define REPRO_FFT_FUSED_BLOCK_F32 1024
+#define REPRO_FFT_FUSED_BLOCK_F64 512
+
+// Stage phase 1 of thread q of a row: the inputs of butterflies q + c N / 8, twiddled and
+// transformed, into v[c R .. c R + R).
+template <class T, int N, int R, int NS>
+RM_FN void fused_stage_in(size_t q, const T* re, const T* im, const T* tw, Cx<T>* v) {
+    const T* tw_re = tw;
+    const T* tw_im = tw + (size_t)(R - 1) * NS;
+    for (int c = 0; c < 8 / R; c++) {
+        size_t i = q + (size_t)c * (N / 8);
+        stockham_load<T, R>(i, NS, N / R, re, im, tw_re, tw_im, v + c * R);
+        dft<T, R>(v + c * R);
+    }
+}
+
+// Stage phase 2: the outputs of the same butterflies written to their places.
+template <class T, int N, int R, int NS>
+RM_FN void fused_stage_out(size_t q, T* re, T* im, const Cx<T>* v) {
+    for (int c = 0; c < 8 / R; c++) {
+        size_t i = q + (size_t)c * (N / 8);
+        stockham_store<T, R>(i, NS, re, im, v + c * R);
+    }
+}
+
+// The plan's stage arguments (src/fft/cuda.rs fused_launch).
+struct FusedStages {
+    int count;
+    int radix[4];
+    size_t ns[4];
+    size_t tw[4];
+};
+
+// Number of stages of N (the length of stockham.rs radices(N): 8 while 8 remains, then 4
+// or 2), and the radix and ns of its stage s.
+__host__ __device__ constexpr int fused_stage_count(int n) {
+    int s = 0;
+    for (int m = n; m > 1; m = m >= 8 ? m / 8 : 1) s++;
+    return s;
+}
+__host__ __device__ constexpr int fused_ns(int n, int s) {
+    int ns = 1;
+    for (int k = 0; k < s; k++) ns *= n / ns >= 8 ? 8 : n / ns;
+    return ns;
+}
+__host__ __device__ constexpr int fused_radix(int n, int s) {
+    int ns = fused_ns(n, s);
+    return n / ns >= 8 ? 8 : n / ns;
+}
+
+// True when the plan's stages are the ones compiled for N: the kernel runs the Stockham
+// rule's radices with n and ns known at compile time (the index arithmetic becomes shifts
+// and masks), so a plan with other stages must not run (it traps instead).
+template <int N>
+__device__ __forceinline__ bool fused_stages_match(const FusedStages& st) {
+    constexpr int COUNT = fused_stage_count(N);
+    bool ok = st.count == COUNT;
+    for (int s = 0; s < 4; s++) {
+        if (s < COUNT) {
+            ok = ok && st.radix[s] == fused_radix(N, s) && st.ns[s] == (size_t)fused_ns(N, s);
+        }
+    }
+    return ok;
+}
+
+// Stage S of a row of N (radix and ns as the plan's, checked above) and the stages after
+// it; the twiddles are read at the plan's offset tw[S] of the table.
+template <class T, int N, int S>
+__device__ __forceinline__ void fused_stages(const size_t* tw, bool active, size_t q, T* re,
+                                             T* im, const T* table) {
+    constexpr int R = fused_radix(N, S);
+    constexpr int NS = fused_ns(N, S);
+    Cx<T> v[8];
+    if (active) fused_stage_in<T, N, R, NS>(q, re, im, table + tw[S], v);
+    __syncthreads();
+    if (active) fused_stage_out<T, N, R, NS>(q, re, im, v);
+    __syncthreads();
+    if constexpr (S + 1 < fused_stage_count(N)) {
+        fused_stages<T, N, S + 1>(tw, active, q, re, im, table);
+    }
+}
+
+// The block's part of the launch for rows of N (s_re, s_im: the block's shared buffer of
+// CAP values, of which it uses BV = max(N, MINB); blockDim.x = BV / 8).
+template <class T, int CAP, int MINB, int N>
+__device__ __forceinline__ void fused_block(size_t rows, int inverse, const float* inp,
+                                            float* out, const T* table, const FusedStages& st,
+                                            T* s_re, T* s_im) {
+    constexpr int BV = N > MINB ? N : MINB;  // values per block
+    static_assert(BV <= CAP, "the block's rows fit the shared buffer");
+    constexpr int THREADS = BV / 8;  // = blockDim.x
+    constexpr int PER = BV / THREADS;  // values per thread in the load and the store
+    constexpr size_t RPB = BV / N;  // rows per block
+    if (!fused_stages_match<N>(st) || blockDim.x != THREADS) __trap();
+    size_t groups = (rows + RPB - 1) / RPB;
+    size_t t = threadIdx.x;
+    size_t lrow = t / (N / 8), q = t % (N / 8);
+    T* re = s_re + lrow * N;
+    T* im = s_im + lrow * N;
+    for (size_t g = blockIdx.x; g < groups; g += gridDim.x) {
+        size_t row0 = g * RPB;
+        size_t here = rows - row0 < RPB ? rows - row0 : RPB;
+        size_t count = here * N;
+        const float* in_g = inp + 2 * row0 * N;
+        float* out_g = out + 2 * row0 * N;
+        // thread_deinterleave, with the loads of a thread issued before its stores.
+        float a[PER], b[PER];
+        for (int c = 0; c < PER; c++) {
+            size_t e = t + (size_t)c * THREADS;
+            if (e < count) {
+                a[c] = in_g[2 * e];
+                b[c] = in_g[2 * e + 1];
+            }
+        }
+        for (int c = 0; c < PER; c++) {
+            size_t e = t + (size_t)c * THREADS;
+            if (e < count) {
+                Cx<T> z = deinterleave_value<T>(inverse, a[c], b[c]);
+                s_re[e] = z.re;
+                s_im[e] = z.im;
+            }
+        }
+        __syncthreads();
+        fused_stages<T, N, 0>(st.tw, lrow < here, q, re, im, table);
+        for (int c = 0; c < PER; c++) {
+            size_t e = t + (size_t)c * THREADS;
+            if (e < count) thread_interleave<T>(e, inverse, s_re, s_im, out_g);
+        }
+        // No barrier before the next group: its load writes, in each thread, the values
+        // this thread's store has just read (the same e), and the barrier after the load
+        // orders everything else.
+    }
+}
+
+#define RM_FFT_FUSED_CASE(N)                                                                  \
+    case N:                                                                                   \
+        fused_block<T, CAP, MINB, N>(rows, inverse, inp, out, table, st, s_re, s_im);         \
+        break;
+
+// The kernel: n picks the instantiation (16 ..= CAP); any other n traps.
+template <class T, int CAP, int MINB>
+__device__ __forceinline__ void fused_kernel(size_t rows, size_t n, int inverse,
+                                             const float* inp, float* out, const T* table,
+                                             const FusedStages& st, T* s_re, T* s_im) {
+    switch (n) {
+        RM_FFT_FUSED_CASE(16)
+        RM_FFT_FUSED_CASE(32)
+        RM_FFT_FUSED_CASE(64)
+        RM_FFT_FUSED_CASE(128)
+        RM_FFT_FUSED_CASE(256)
+        RM_FFT_FUSED_CASE(512)
+        RM_FFT_FUSED_CASE(1024)
+        RM_FFT_FUSED_CASE(2048)
+        case 4096:
+            if constexpr (CAP >= 4096) {
+                fused_block<T, CAP, MINB, 4096>(rows, inverse, inp, out, table, st, s_re,
+                                                s_im);
+                break;
+            }
+        default:
+            __trap();
+    }
+}
+
+// Occupancy: ptxas (CUDA 13, sm_90) gives the float kernel 108 registers and the double one
+// 173, no spills (asking for more resident blocks through __launch_bounds__'s second argument
+// caps them at 64 / 128 and spills). So that several blocks share an SM, and one block's
+// loads overlap another's stages, short rows are grouped into blocks of MINB values only:
+// float 1024 (128 threads, 4 blocks per SM by registers), double 512 (64 threads, 5 blocks);
+// rows longer than MINB take a block each (up to 512 threads). The static shared buffer is
+// CAP values whatever the block uses (32 KiB; 7 blocks per SM fit on an H100). None of this
+// changes a bit.
+#define RM_FFT_FUSED(T, SUF, CAP, MINB)                                                       \
+    extern "C" __global__ void __launch_bounds__(CAP / 8) repro_fft_fused_##SUF(              \
+        size_t rows, size_t n, int inverse, const float* __restrict__ inp,                    \
+        float* __restrict__ out, const T* __restrict__ table, int stages, int r0, size_t ns0, \
+        size_t tw0, int r1, size_t ns1, size_t tw1, int r2, size_t ns2, size_t tw2, int r3,   \
+        size_t ns3, size_t tw3) {                                                             \
+        REPRO_SHARED(T, s_re, [CAP]);                                                         \
+        REPRO_SHARED(T, s_im, [CAP]);                                                         \
+        const FusedStages st = {stages, {r0, r1, r2, r3}, {ns0, ns1, ns2, ns3},               \
+                                {tw0, tw1, tw2, tw3}};                                        \
+        fused_kernel<T, CAP, MINB>(rows, n, inverse, inp, out, table, st, s_re, s_im);        \
+    }
+
+RM_FFT_FUSED(float, f32, REPRO_FFT_FUSED_F32, REPRO_FFT_FUSED_BLOCK_F32)
+RM_FFT_FUSED(double, f64, REPRO_FFT_FUSED_F64, REPRO_FFT_FUSED_BLOCK_F64)
 
 extern "C" __global__ void __launch_bounds__(REPRO_FFT_BLOCK)
     repro_fft_stockham8_ozaki(size_t total, size_t len, size_t ns, const float* src_re,

@@ -23,12 +23,20 @@ RM_FN float canonical_nan(float v) { return is_nan_f32(v) ? f32_from_bits(0x7FC0
 
 // process_rows, the load: (rows, n, 2) f32 -> split rows of T; the inverse transform is
 // conj(forward(conj x)), so the imaginary part is negated on the way in (exact).
+// deinterleave_value: one value (a, b) as the working type (the fused kernel of fft.cu
+// loads the values first and converts them with this same function).
+template <class T>
+RM_FN Cx<T> deinterleave_value(int inverse, float a, float b) {
+    return cx<T>((T)a, (T)(inverse ? -b : b));
+}
+
 template <class T>
 RM_FN void thread_deinterleave(size_t tid, int inverse, const float* inp, T* re, T* im) {
     float a = inp[2 * tid];
     float b = inp[2 * tid + 1];
-    re[tid] = (T)a;
-    im[tid] = (T)(inverse ? -b : b);
+    Cx<T> z = deinterleave_value<T>(inverse, a, b);
+    re[tid] = z.re;
+    im[tid] = z.im;
 }
 
 // process_rows, the store: rounded once to f32, conjugated back for the inverse, NaNs made

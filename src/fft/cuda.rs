@@ -8,7 +8,13 @@
 //!
 //! Every kernel is a grid-stride loop of independent threads, one launch per step (a
 //! Stockham stage is one launch over all butterflies of all rows), so neither the grid, the
-//! block size nor the schedule can change a bit.
+//! block size nor the schedule can change a bit, with one exception: a pure Stockham plan
+//! of n <= [`FUSED_MAX_F32`] (F32) or [`FUSED_MAX_F64`] (F64Internal) runs as one launch of
+//! `repro_fft_fused_<t>` ([`fused_stages`]), whole rows per block in shared memory, every
+//! stage between `__syncthreads()` barriers. It applies the same per-butterfly functions to
+//! the same values with the same table entries (see `kernels/fft/fft.cu`), so its bits are
+//! the per-stage launches'; it only saves the round trip of the whole batch through device
+//! memory at every stage. The choice depends on n and the precision alone.
 
 use crate::fft::device_plan::{DevicePlan, Step, Table};
 use crate::fft::kind::{FftKind, Norm, norm_divisor};
@@ -46,6 +52,8 @@ pub const FFT_KERNELS: &[&str] = &[
     "repro_fft_op_take_half",
     "repro_fft_op_hermitian",
     "repro_fft_op_real_part",
+    "repro_fft_fused_f32",
+    "repro_fft_fused_f64",
 ];
 
 /// Precision::Ozaki radix-8 stages on tensor cores (`repro_fft_stockham8_ozaki_mma`,
@@ -57,6 +65,81 @@ pub const OZAKI_MMA: bool = false;
 
 /// Threads per block (`REPRO_FFT_BLOCK`).
 const BLOCK: u32 = 256;
+
+/// Complex values per block of `repro_fft_fused_f32` (`REPRO_FFT_FUSED_F32`): its static
+/// shared memory holds that many f32 real and imaginary parts (32 KiB; CUDA's static
+/// limit is 48 KiB), so it takes rows of n up to this, `FUSED_MAX_F32 / n` rows per block.
+pub const FUSED_MAX_F32: usize = 4096;
+/// Complex values per block of `repro_fft_fused_f64` (`REPRO_FFT_FUSED_F64`, f64 parts:
+/// 32 KiB again).
+pub const FUSED_MAX_F64: usize = 2048;
+/// Rows shorter than this many complex values are grouped into blocks of this many values in
+/// `repro_fft_fused_f32` (`REPRO_FFT_FUSED_BLOCK_F32`): blocks of 128 threads, so that
+/// several blocks share an SM and one block's loads overlap another's stages.
+pub const FUSED_BLOCK_F32: usize = 1024;
+/// The same for `repro_fft_fused_f64` (`REPRO_FFT_FUSED_BLOCK_F64`, blocks of 64 threads).
+pub const FUSED_BLOCK_F64: usize = 512;
+
+/// The stages (radix, ns, twiddle offset) of `p` when it runs as one launch of
+/// `repro_fft_fused_<t>`: a plan that is exactly Deinterleave, Stockham stages of its own
+/// length n without Ozaki digits, Interleave (Precision::F32 and F64Internal, n a power of
+/// two 16..=[`FUSED_MAX_F32`] resp. [`FUSED_MAX_F64`]); `None` for every other plan (the
+/// DFT-GEMM sizes, Bluestein, Ozaki, longer rows), which runs step by step. A function of
+/// the plan alone, hence of (n, precision).
+///
+/// ```rust
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_repro::fft::cuda::fused_stages;
+/// use candle_repro::fft::{FftPlan, Precision};
+///
+/// let st = fused_stages(&FftPlan::new(1024, Precision::F32)?.device_plan()).unwrap();
+/// assert_eq!(st.iter().map(|s| (s.0, s.1)).collect::<Vec<_>>(), [(8, 1), (8, 8), (8, 64), (2, 512)]);
+/// assert!(fused_stages(&FftPlan::new(4096, Precision::F64Internal)?.device_plan()).is_none());
+/// assert!(fused_stages(&FftPlan::new(1024, Precision::Ozaki)?.device_plan()).is_none());
+/// # Ok(()) }
+/// ```
+pub fn fused_stages(p: &DevicePlan) -> Option<Vec<(usize, usize, usize)>> {
+    let max = if p.is_f64() {
+        FUSED_MAX_F64
+    } else {
+        FUSED_MAX_F32
+    };
+    let n = p.n;
+    if p.precision == Precision::Ozaki || !n.is_power_of_two() || n < 16 || n > max {
+        return None;
+    }
+    let [
+        Step::Deinterleave { dst: first },
+        middle @ ..,
+        Step::Interleave { src: last },
+    ] = p.steps.as_slice()
+    else {
+        return None;
+    };
+    // One chain of stages from the loaded buffer to the stored one.
+    let mut at = *first;
+    let mut stages = Vec::with_capacity(middle.len());
+    for step in middle {
+        match *step {
+            Step::Stage {
+                src,
+                dst,
+                len,
+                radix,
+                ns,
+                tw,
+                ozaki: None,
+            } if src == at && len == n && matches!(radix, 2 | 4 | 8) => {
+                stages.push((radix, ns, tw));
+                at = dst;
+            }
+            _ => return None,
+        }
+    }
+    // The kernel takes at most 4 stages (8^4 = 4096) and runs n / 8 threads per row.
+    let fits = (1..=4).contains(&stages.len()) && stages[0].0 == 8;
+    (fits && at == *last).then_some(stages)
+}
 
 /// A plan's device tables: the launch steps, the table (F32 or F64, the working type) and
 /// the Ozaki digits (F32).
@@ -183,6 +266,9 @@ fn run<D: Device + ?Sized>(
     let len = rows * p.buffer_len;
     if p.precision == Precision::Ozaki && p.is_f64() {
         bail!("fft (cuda): Ozaki steps on f64 buffers")
+    }
+    if let Some(stages) = fused_stages(p) {
+        return run_fused(dev, u, rows, inverse, &stages, (src, start), out);
     }
     let mut bufs = Vec::with_capacity(p.buffers);
     for _ in 0..p.buffers {
@@ -348,6 +434,81 @@ fn run<D: Device + ?Sized>(
         }
     }
     Ok(())
+}
+
+/// A pure Stockham plan ([`fused_stages`]) as one launch of `repro_fft_fused_<t>`.
+fn run_fused<D: Device + ?Sized>(
+    dev: &D,
+    u: &FftTables<D::Buffer>,
+    rows: usize,
+    inverse: bool,
+    stages: &[(usize, usize, usize)],
+    (src, start): (&D::Buffer, usize),
+    out: &mut D::Buffer,
+) -> Result<()> {
+    let pl = fused_launch(
+        &u.plan,
+        stages,
+        rows,
+        inverse,
+        start,
+        dev.len(&u.table),
+        u32::MAX,
+    );
+    dev.launch(
+        &pl,
+        &mut [Slot::In(src), Slot::Out(out), Slot::In(&u.table)],
+    )
+}
+
+/// The launch of `repro_fft_fused_<t>` for `rows` rows of `p` (its [`fused_stages`]), input
+/// from element `start` of slot 0, output slot 1, the table (`table_len` values) slot 2:
+/// blocks of max(n, b) / 8 threads, each taking max(b / n, 1) whole rows at a time (b =
+/// [`FUSED_BLOCK_F32`] or [`FUSED_BLOCK_F64`]), one block per group of rows up to
+/// `max_blocks` (and the grid limit); the blocks stride over the groups beyond.
+/// Rows per block, threads per row and the grid change no bit. Public for the tests, which
+/// also launch it with fewer blocks than groups.
+#[doc(hidden)]
+pub fn fused_launch(
+    p: &DevicePlan,
+    stages: &[(usize, usize, usize)],
+    rows: usize,
+    inverse: bool,
+    start: usize,
+    table_len: usize,
+    max_blocks: u32,
+) -> LaunchPlan {
+    let n = p.n;
+    let (suffix, work, block) = if p.is_f64() {
+        ("f64", DType::F64, FUSED_BLOCK_F64)
+    } else {
+        ("f32", DType::F32, FUSED_BLOCK_F32)
+    };
+    let values_per_block = block.max(n);
+    let groups = rows.div_ceil(values_per_block / n);
+    let blocks = groups.clamp(1, (i32::MAX as usize).min(max_blocks as usize)) as u32;
+    let values = 2 * rows * n;
+    let mut pl = LaunchPlan::new(
+        Module::Fft,
+        format!("repro_fft_fused_{suffix}"),
+        blocks,
+        (values_per_block / 8) as u32,
+    )
+    .arg(KernelArg::U64(rows as u64))
+    .arg(KernelArg::U64(n as u64))
+    .arg(KernelArg::I32(inverse as i32))
+    .buf(0, DType::F32, start, values)
+    .buf(1, DType::F32, 0, values)
+    .buf(2, work, 0, table_len)
+    .arg(KernelArg::I32(stages.len() as i32));
+    for s in 0..4 {
+        let (radix, ns, tw) = stages.get(s).copied().unwrap_or((0, 0, 0));
+        pl = pl
+            .arg(KernelArg::I32(radix as i32))
+            .arg(KernelArg::U64(ns as u64))
+            .arg(KernelArg::U64(tw as u64));
+    }
+    pl
 }
 
 /// A step reading split buffer `s` (slots 0, 1), writing `d` (2, 3), with views of `table`

@@ -9,6 +9,20 @@ use cuda_emu::{Arg, Buffer};
 /// The emulated device.
 pub struct Emu;
 
+thread_local! {
+    static LAUNCHED: std::cell::RefCell<Option<Vec<String>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// `f`'s result and the kernels it launched on [`Emu`] from this thread, in order (so a test
+/// can tell which path a launch plan took).
+#[allow(dead_code)]
+pub fn launched<R>(f: impl FnOnce() -> R) -> (R, Vec<String>) {
+    let outer = LAUNCHED.with(|l| l.borrow_mut().replace(Vec::new()));
+    let r = f();
+    let got = LAUNCHED.with(|l| std::mem::replace(&mut *l.borrow_mut(), outer));
+    (r, got.unwrap_or_default())
+}
+
 /// A buffer of the emulated device: `len` elements of `dtype`.
 pub struct EmuBuf {
     pub dtype: DType,
@@ -72,6 +86,11 @@ impl Device for Emu {
 
     fn launch(&self, plan: &LaunchPlan, slots: &mut [Slot<'_, EmuBuf>]) -> Result<()> {
         plan.check(self, slots)?;
+        LAUNCHED.with(|l| {
+            if let Some(v) = l.borrow_mut().as_mut() {
+                v.push(plan.kernel.clone());
+            }
+        });
         let args: Vec<Arg<'_>> = plan
             .args
             .iter()
