@@ -7,7 +7,7 @@
 #   3. timings alone on the GPU: gpu_report ops (ours vs stock candle's CUDA ops), PyTorch's
 #      copy / cuFFT / cuBLAS figures and cuFFT's error next to ours (tools/gpu/torch_baselines.py);
 #   4. the report (hashes on both devices) and llama_block.
-# STEPS (default "tests models ops torch report"; also "qscale" and "qgemv") picks steps;
+# STEPS (default "tests models ops torch report"; also "qscale", "qgemv", "fft") picks steps;
 # TESTS (an extended regex, default all) picks the test binaries of "tests"; DEADLINE
 # (seconds, default 540) skips whatever would start too late.
 # Each step's output goes to /tmp/gpu-logs/<step>.log, a summary of exit codes to summary.txt
@@ -79,6 +79,8 @@ fi
 want ops && step ops 150 "$b/bin/gpu_report" ops
 # The quantized decode product on weights larger than the L2 cache (HBM bandwidth).
 want qgemv && step qgemv 120 "$b/bin/gpu_report" qgemv
+# The FFT rows of ops alone.
+want fft && step fft 90 "$b/bin/gpu_report" fft
 if want torch; then
     step fftdump 60 "$b/bin/gpu_report" fftdump /tmp/fftdump
     step torch 120 env PYTHONUNBUFFERED=1 python3 tools/gpu/torch_baselines.py /tmp/fftdump
