@@ -115,8 +115,9 @@ fn special_scales_decode_as_ieee_gives_the_reference_expression() {
     }
 }
 
-/// The configurations every product is run under: the default plan, GEMV off (the GEMM),
-/// tier 1 off (tier 2, then the exact sum) and the exact sum alone.
+/// The configurations every product is run under: the default plan (the GEMV with its
+/// integer first tier), GEMV off (the GEMM), the GEMV without the integer tier (the f64
+/// tier 1), tier 1 off (tier 2, then the exact sum) and the exact sum alone.
 fn configs() -> Vec<CpuConfig> {
     let base = CpuConfig::default();
     vec![
@@ -124,6 +125,10 @@ fn configs() -> Vec<CpuConfig> {
         CpuConfig {
             gemv: false,
             kc_max: 192,
+            ..base
+        },
+        CpuConfig {
+            int_tier: false,
             ..base
         },
         CpuConfig {

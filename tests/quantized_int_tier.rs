@@ -16,7 +16,7 @@ use candle_core::DType;
 use candle_core::quantized::GgmlDType;
 use candle_repro::math::VectorPath;
 use candle_repro::matmul::CpuConfig;
-use candle_repro::quantized::int_tier::{IntPath, block_sums, check_scales};
+use candle_repro::quantized::int_tier::{IntPath, block_sums, block_sums_32x8, check_scales};
 use candle_repro::quantized::{QMatMul, int_tier_decided, qmatmul_with_config};
 
 #[path = "common/lcg.rs"]
@@ -106,6 +106,34 @@ fn kernels_give_the_exact_block_sums_at_the_lane_limits() {
                     let got = block_sums(k, len, s, &cq, &x);
                     assert_eq!(got, want, "{k:?} len {len} s {s} case {case}");
                 }
+            }
+        }
+    }
+    // Eight blocks of 32 at a time (the kernels of the 32-weight types, whose codes have
+    // no sub-scale: |cq| <= 128).
+    for s in [2usize, 3] {
+        for case in 0..40 {
+            let (cq, x): (Vec<i16>, Vec<i16>) = match case {
+                0 => (vec![-128; 256], vec![-32767; 256 * s]),
+                1 => (vec![128; 256], vec![-32767; 256 * s]),
+                _ => (
+                    (0..256).map(|_| rng.below(257) as i16 - 128).collect(),
+                    (0..256 * s)
+                        .map(|_| rng.below(65535) as i16 - 32767)
+                        .collect(),
+                ),
+            };
+            let want: Vec<i64> = (0..s * 8)
+                .map(|ib| {
+                    let (i, b) = (ib / 8, ib % 8);
+                    (0..32)
+                        .map(|t| x[(b * s + i) * 32 + t] as i64 * cq[32 * b + t] as i64)
+                        .sum()
+                })
+                .collect();
+            for &k in &kernels {
+                let got = block_sums_32x8(k, s, &cq, &x);
+                assert_eq!(got, want, "{k:?} 8 blocks of 32, s {s} case {case}");
             }
         }
     }

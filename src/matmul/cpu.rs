@@ -76,6 +76,10 @@ pub struct CpuConfig {
     /// Tier 1 off: every output through tiers 2 and 3 (`Some(2)`), or tier 3 alone
     /// (`Some(3)`).
     pub start_tier: Option<u8>,
+    /// Whether the quantized GEMV tries its integer first tier (`quantized::int_tier`)
+    /// before the f64 tier 1 (off: the f64 tier alone, for tests and benchmarks; no
+    /// output changes with it).
+    pub int_tier: bool,
 }
 
 impl Default for CpuConfig {
@@ -85,6 +89,7 @@ impl Default for CpuConfig {
             kc_max: KC_MAX,
             gemv: true,
             start_tier: None,
+            int_tier: true,
         }
     }
 }

@@ -581,7 +581,7 @@ pub(crate) fn qmatmul<T: Input, O: Format>(
     let coeff = tier1_coeff(k, p.bias.is_some(), cfg.start_tier.is_none());
     let gemv = cfg.gemv && m <= GEMV_MAX_ROWS && k > 0;
     // The integer tier: the GEMV of a quantized type with tier 1 on.
-    let int = match gemv && !coeff.is_nan() {
+    let int = match gemv && cfg.int_tier && !coeff.is_nan() {
         true => IntCtx::new::<T>(cfg.path, p.w.ty, m, k, |i, q| {
             p.x.data[p.x.base + i * p.x.rs + q * p.x.cs].widen()
         }),

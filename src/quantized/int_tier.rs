@@ -277,7 +277,10 @@ pub(crate) struct XSlices {
     len: usize,
     groups: usize,
     nb: usize,
-    /// Row r, block b, slice i: LEN i16 at ((r nb + b) s + i) LEN.
+    /// Blocks per row in `slices`: nb, rounded up to a multiple of 8 for LEN = 32 (the
+    /// kernels take 8 such blocks at a time; the padding is zeros).
+    nbp: usize,
+    /// Row r, block b, slice i: LEN i16 at ((r nbp + b) s + i) LEN.
     slices: Vec<i16>,
     /// Row r, block b: 2^(E - F), or 0 for a block of zeros.
     pscale: Vec<f64>,
@@ -301,6 +304,7 @@ pub(crate) fn slice_x(
     x: impl Fn(usize, usize) -> f32,
 ) -> XSlices {
     let nb = k / len;
+    let nbp = if len == 32 { nb.div_ceil(8) * 8 } else { nb };
     let groups = len / group;
     let f = 15 * s as i32 - 1;
     let mut xs = XSlices {
@@ -308,7 +312,8 @@ pub(crate) fn slice_x(
         len,
         groups,
         nb,
-        slices: vec![0i16; m * nb * s * len],
+        nbp,
+        slices: vec![0i16; m * nbp * s * len],
         pscale: vec![0.0; m * nb],
         xg: if offsets {
             vec![0i64; m * nb * groups]
@@ -339,7 +344,7 @@ pub(crate) fn slice_x(
             let up = f64::from_bits(((1023 + f - e) as u64) << 52);
             let down = f64::from_bits(((1023 - f + e) as u64) << 52);
             xs.pscale[r * nb + b] = down;
-            let base = (r * nb + b) * s * len;
+            let base = (r * nbp + b) * s * len;
             for (t, &v) in vals.iter().enumerate() {
                 let scaled = v * up; // exact: a power of two
                 let y = scaled as i64; // truncation toward zero, |y| < 2^f
@@ -397,6 +402,35 @@ trait Kernel {
         cq: *const i16,
         x: [*const i16; R],
     ) -> [[i64; S]; R];
+
+    /// The sums of 8 blocks of 32: U[r][i][b] of the codes cq[32 b..] against the slices
+    /// at x[r] + (b S + i) 32.
+    /// # Safety
+    /// As [`Kernel::sums`], with 256 codes and 8 blocks of S 32 slices behind each x[r];
+    /// |cq| <= 128 (the 32-weight types have no sub-scale), so that a block's sum stays
+    /// below 32 (2^15 - 1) 128 < 2^27 and its i32 lanes (added in i32 here) cannot wrap.
+    #[inline(always)]
+    unsafe fn sums32x8<const S: usize, const R: usize>(
+        cq: *const i16,
+        x: [*const i16; R],
+    ) -> [[[i64; 8]; S]; R] {
+        let mut out = [[[0i64; 8]; S]; R];
+        for b in 0..8 {
+            // SAFETY: the caller's.
+            let u = unsafe {
+                Self::sums::<32, S, R>(
+                    cq.add(32 * b),
+                    std::array::from_fn(|r| x[r].add(b * S * 32)),
+                )
+            };
+            for r in 0..R {
+                for i in 0..S {
+                    out[r][i][b] = u[r][i];
+                }
+            }
+        }
+        out
+    }
 }
 
 struct ScalarK;
@@ -465,6 +499,51 @@ impl Kernel for Avx2K {
             })
         }
     }
+
+    #[inline(always)]
+    unsafe fn sums32x8<const S: usize, const R: usize>(
+        cq: *const i16,
+        x: [*const i16; R],
+    ) -> [[[i64; 8]; S]; R] {
+        use std::arch::x86_64::*;
+        // SAFETY: the caller's (AVX2 present; 8 blocks behind each pointer).
+        unsafe {
+            let w: [__m256i; 16] =
+                std::array::from_fn(|h| _mm256_loadu_si256(cq.add(16 * h) as *const __m256i));
+            let mut out = [[[0i64; 8]; S]; R];
+            for r in 0..R {
+                for i in 0..S {
+                    // Per block two vpmaddwd (4 products per lane, |lane| < 2^25), then
+                    // the 8 vectors' lane sums by vphaddd and a 128-bit exchange.
+                    let a: [__m256i; 8] = std::array::from_fn(|b| {
+                        let p = x[r].add((b * S + i) * 32);
+                        _mm256_add_epi32(
+                            _mm256_madd_epi16(_mm256_loadu_si256(p as *const __m256i), w[2 * b]),
+                            _mm256_madd_epi16(
+                                _mm256_loadu_si256(p.add(16) as *const __m256i),
+                                w[2 * b + 1],
+                            ),
+                        )
+                    });
+                    let h: [__m256i; 4] =
+                        std::array::from_fn(|p| _mm256_hadd_epi32(a[2 * p], a[2 * p + 1]));
+                    let g0 = _mm256_hadd_epi32(h[0], h[1]);
+                    let g1 = _mm256_hadd_epi32(h[2], h[3]);
+                    // g0: blocks 0..4 from each 128-bit half; g1: blocks 4..8.
+                    let s = _mm256_add_epi32(
+                        _mm256_permute2x128_si256(g0, g1, 0x20),
+                        _mm256_permute2x128_si256(g0, g1, 0x31),
+                    );
+                    let mut l = [0i32; 8];
+                    _mm256_storeu_si256(l.as_mut_ptr() as *mut __m256i, s);
+                    for b in 0..8 {
+                        out[r][i][b] = l[b] as i64;
+                    }
+                }
+            }
+            out
+        }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -501,6 +580,53 @@ impl Kernel for VnniK {
             })
         }
     }
+
+    #[inline(always)]
+    unsafe fn sums32x8<const S: usize, const R: usize>(
+        cq: *const i16,
+        x: [*const i16; R],
+    ) -> [[[i64; 8]; S]; R] {
+        use std::arch::x86_64::*;
+        // SAFETY: the caller's (AVX-512 F, BW, VNNI present; 8 blocks behind each pointer).
+        unsafe {
+            let w: [__m512i; 8] =
+                std::array::from_fn(|b| _mm512_loadu_si512(cq.add(32 * b) as *const __m512i));
+            let mut out = [[[0i64; 8]; S]; R];
+            for r in 0..R {
+                for i in 0..S {
+                    // One vpdpwssd per block (2 products per lane, |lane| < 2^24), then
+                    // the 8 vectors' lane sums by a transposing tree (|sum| < 2^27).
+                    let a: [__m512i; 8] = std::array::from_fn(|b| {
+                        let xv = _mm512_loadu_si512(x[r].add((b * S + i) * 32) as *const __m512i);
+                        _mm512_dpwssd_epi32(_mm512_setzero_si512(), xv, w[b])
+                    });
+                    let t: [__m512i; 4] = std::array::from_fn(|p| {
+                        let (u, v) = (a[2 * p], a[2 * p + 1]);
+                        _mm512_add_epi32(_mm512_unpacklo_epi32(u, v), _mm512_unpackhi_epi32(u, v))
+                    });
+                    let u: [__m512i; 2] = std::array::from_fn(|p| {
+                        let (a, b) = (t[2 * p], t[2 * p + 1]);
+                        _mm512_add_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b))
+                    });
+                    // u[p], 128-bit chunk c: the 4 lanes of chunk c of blocks 4p..4p+4.
+                    let v = _mm512_add_epi32(
+                        _mm512_shuffle_i32x4(u[0], u[1], 0b10_00_10_00),
+                        _mm512_shuffle_i32x4(u[0], u[1], 0b11_01_11_01),
+                    );
+                    let s = _mm512_add_epi32(
+                        _mm512_shuffle_i32x4(v, v, 0b00_00_10_00),
+                        _mm512_shuffle_i32x4(v, v, 0b00_00_11_01),
+                    );
+                    let mut l = [0i32; 16];
+                    _mm512_storeu_si512(l.as_mut_ptr() as *mut __m512i, s);
+                    for b in 0..8 {
+                        out[r][i][b] = l[b] as i64;
+                    }
+                }
+            }
+            out
+        }
+    }
 }
 
 /// The integer tier's sums of weight rows [j0, j0 + out.len()) against the R rows of x:
@@ -518,63 +644,83 @@ fn rows_with<B: IntScales, K: Kernel, const R: usize, const S: usize>(
     debug_assert!(xs.len == len && xs.s == S && xs.groups == B::LEN / B::GROUP);
     let (mut q, mut a, mut c) = ([0i8; 256], [0f64; 16], [0f64; 16]);
     let mut cq = [0i16; 256];
-    let (mut sc, mut mi) = ([0i16; 16], [0i16; 16]);
+    let mut sc = [0i16; 16];
+    // Blocks per kernel call: 8 of 32 weights, or one of 256.
+    let per = 256 / len;
+    let (mut ascs, mut cscs) = ([0f64; 8], [0f64; 8]);
+    let mut mis = [[0i16; 16]; 8];
     for (t, o) in out.iter_mut().enumerate() {
         let row = w.row(j0 + t);
         let mut acc = [0f64; R];
         let mut finite = true;
-        for (b, blk) in row.chunks_exact(B::BYTES).enumerate() {
-            let (asc, csc) = B::scales(blk, &mut sc, &mut mi);
-            if !(asc.is_finite() && csc.is_finite()) {
-                finite = false;
-                break;
-            }
-            B::unpack(blk, &mut q[..len], &mut a, &mut c);
-            if B::SCALED {
-                for (g, (cq, q)) in cq[..len]
-                    .chunks_exact_mut(B::GROUP)
-                    .zip(q[..len].chunks_exact(B::GROUP))
-                    .enumerate()
-                {
-                    let s = sc[g];
-                    for (o, &v) in cq.iter_mut().zip(q) {
-                        *o = v as i16 * s; // |sc q| <= 2^12
-                    }
+        'blocks: for b0 in (0..nb).step_by(per) {
+            let cnt = per.min(nb - b0);
+            for bb in 0..per {
+                let cq = &mut cq[bb * len..(bb + 1) * len];
+                if bb >= cnt {
+                    cq.fill(0); // padding: the slices there are zeros too
+                    continue;
                 }
-            } else {
-                for (o, &v) in cq[..len].iter_mut().zip(&q[..len]) {
-                    *o = v as i16;
+                let blk = &row[(b0 + bb) * B::BYTES..(b0 + bb + 1) * B::BYTES];
+                let (asc, csc) = B::scales(blk, &mut sc, &mut mis[bb]);
+                if !(asc.is_finite() && csc.is_finite()) {
+                    finite = false;
+                    break 'blocks;
+                }
+                (ascs[bb], cscs[bb]) = (asc, csc);
+                B::unpack(blk, &mut q[..len], &mut a, &mut c);
+                if B::SCALED {
+                    for (g, (cq, q)) in cq
+                        .chunks_exact_mut(B::GROUP)
+                        .zip(q[..len].chunks_exact(B::GROUP))
+                        .enumerate()
+                    {
+                        let s = sc[g];
+                        for (o, &v) in cq.iter_mut().zip(q) {
+                            *o = v as i16 * s; // |sc q| <= 2^12
+                        }
+                    }
+                } else {
+                    for (o, &v) in cq.iter_mut().zip(&q[..len]) {
+                        *o = v as i16;
+                    }
                 }
             }
             let ptrs: [*const i16; R] =
-                std::array::from_fn(|r| xs.slices[((r * nb + b) * S) * len..].as_ptr());
-            // SAFETY: cq holds LEN codes, each row's block S LEN slices (built by
-            // `slice_x` for this LEN and S); the caller runs K only where the CPU has it.
-            let u = unsafe {
+                std::array::from_fn(|r| xs.slices[((r * xs.nbp + b0) * S) * len..].as_ptr());
+            // SAFETY: cq holds `per` blocks of codes, each row's slices `per` blocks from
+            // b0 (`slice_x` pads 32-blocks to a multiple of 8); the caller runs K only
+            // where the CPU has it.
+            let u: [[[i64; 8]; S]; R] = unsafe {
                 if B::LEN == 32 {
-                    K::sums::<32, S, R>(cq.as_ptr(), ptrs)
+                    K::sums32x8::<S, R>(cq.as_ptr(), ptrs)
                 } else {
-                    K::sums::<256, S, R>(cq.as_ptr(), ptrs)
+                    let u = K::sums::<256, S, R>(cq.as_ptr(), ptrs);
+                    std::array::from_fn(|r| std::array::from_fn(|i| [u[r][i], 0, 0, 0, 0, 0, 0, 0]))
                 }
             };
-            for r in 0..R {
-                let p = xs.pscale[r * nb + b];
-                if p == 0.0 {
-                    continue;
+            for bb in 0..cnt {
+                let b = b0 + bb;
+                for r in 0..R {
+                    let p = xs.pscale[r * nb + b];
+                    if p == 0.0 {
+                        continue;
+                    }
+                    let u: [i64; S] = std::array::from_fn(|i| u[r][i][bb]);
+                    let tsum = if S == 3 {
+                        let lo = (u[1] << 15) + u[2]; // below 2^51: exact in f64
+                        (u[0] as f64) * 32768.0 * 32768.0 + lo as f64
+                    } else {
+                        ((u[0] << 15) + u[1]) as f64 // below 2^50: exact
+                    };
+                    let mut v = tsum * (ascs[bb] * p);
+                    if B::HAS_MIN {
+                        let xg = &xs.xg[(r * nb + b) * xs.groups..][..xs.groups];
+                        let n: i64 = xg.iter().zip(&mis[bb]).map(|(&x, &m)| x * m as i64).sum();
+                        v -= n as f64 * (cscs[bb] * p);
+                    }
+                    acc[r] += v;
                 }
-                let tsum = if S == 3 {
-                    let lo = (u[r][1] << 15) + u[r][2]; // below 2^51: exact in f64
-                    (u[r][0] as f64) * 32768.0 * 32768.0 + lo as f64
-                } else {
-                    ((u[r][0] << 15) + u[r][1]) as f64 // below 2^50: exact
-                };
-                let mut v = tsum * (asc * p);
-                if B::HAS_MIN {
-                    let xg = &xs.xg[(r * nb + b) * xs.groups..][..xs.groups];
-                    let n: i64 = xg.iter().zip(&mi).map(|(&x, &m)| x * m as i64).sum();
-                    v -= n as f64 * (csc * p);
-                }
-                acc[r] += v;
             }
         }
         for r in 0..R {
@@ -705,6 +851,45 @@ pub fn block_sums(path: IntPath, len: usize, s: usize, cq: &[i16], x: &[i16]) ->
         }
     }
     on::<ScalarK>(len, s, cq, x)
+}
+
+/// The sums of 8 blocks of 32 (`cq` 256 codes, `x` 8 blocks of S slices of 32, block b's
+/// slice i at (b S + i) 32) on `path`'s kernel: U[i][b] at i 8 + b.
+#[doc(hidden)]
+pub fn block_sums_32x8(path: IntPath, s: usize, cq: &[i16], x: &[i16]) -> Vec<i64> {
+    assert!(cq.len() == 256 && x.len() == 256 * s && (s == 2 || s == 3));
+    assert!(
+        IntPath::available().contains(&path),
+        "{path:?} is not available"
+    );
+    #[inline(always)]
+    fn on<K: Kernel>(s: usize, cq: &[i16], x: &[i16]) -> Vec<i64> {
+        // SAFETY: sizes checked by the caller; the path is available (asserted).
+        unsafe {
+            match s {
+                2 => K::sums32x8::<2, 1>(cq.as_ptr(), [x.as_ptr()])[0].concat(),
+                _ => K::sums32x8::<3, 1>(cq.as_ptr(), [x.as_ptr()])[0].concat(),
+            }
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx2")]
+        fn avx2(s: usize, cq: &[i16], x: &[i16]) -> Vec<i64> {
+            on::<Avx2K>(s, cq, x)
+        }
+        #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2")]
+        fn vnni(s: usize, cq: &[i16], x: &[i16]) -> Vec<i64> {
+            on::<VnniK>(s, cq, x)
+        }
+        match path {
+            // SAFETY: the CPU has the path (asserted).
+            IntPath::Avx2 => return unsafe { avx2(s, cq, x) },
+            IntPath::Avx512Vnni => return unsafe { vnni(s, cq, x) },
+            IntPath::Scalar => {}
+        }
+    }
+    on::<ScalarK>(s, cq, x)
 }
 
 /// Checks the integer scales against the block decoder: for every block of `bytes`
