@@ -10,6 +10,9 @@
 //!   matmul's register micro-kernel (`crate::matmul::kernel`) on row blocks of x, threads
 //!   over row blocks.
 //!
+//! The GEMV of a quantized type first runs the integer tier (`super::int_tier`) on each
+//! task's weight rows; only the outputs it leaves take the f64 sums below.
+//!
 //! Both end in tier 1 (the f64 sum accepted when the interval of its error bound rounds to
 //! one value); the rest, rare, go to tier 2 (`dot2_wide`, a compensated sum over the
 //! decoded row) and what that leaves to the exact sum (`ExactDot::add_product_wide`).

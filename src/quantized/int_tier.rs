@@ -171,6 +171,14 @@ pub(crate) trait IntScales: QuantBlock {
     const SCALED: bool;
     /// (A, C) of the block `b` (C = 0 without a C), sc_g and m_g of its groups.
     fn scales(b: &[u8], sc: &mut [i16; 16], m: &mut [i16; 16]) -> (f64, f64);
+
+    /// The codes q[..LEN] of the block `b`: those of `QuantBlock::unpack` (the types on
+    /// the hot paths override it with a loop that skips the f64 scales).
+    #[inline(always)]
+    fn codes(b: &[u8], q: &mut [i8]) {
+        let (mut a, mut c) = ([0f64; 16], [0f64; 16]);
+        Self::unpack(b, q, &mut a, &mut c);
+    }
 }
 
 #[inline(always)]
@@ -192,7 +200,7 @@ fn scale_min_k4(j: usize, s: &[u8]) -> (u8, u8) {
 }
 
 macro_rules! plain_scales {
-    ($($t:ident => |$b:ident| $a:expr, $c:expr;)*) => {$(
+    ($($t:ident => |$b:ident| $a:expr, $c:expr $(, codes |$cb:ident, $q:ident| $codes:block)?;)*) => {$(
         impl IntScales for blocks::$t {
             const SCALED: bool = false;
             #[inline(always)]
@@ -201,16 +209,29 @@ macro_rules! plain_scales {
                 m[0] = 1;
                 ($a, $c)
             }
+            $(
+            #[inline(always)]
+            fn codes($cb: &[u8], $q: &mut [i8]) $codes
+            )?
         }
     )*};
 }
 
 plain_scales! {
-    Q4_0 => |b| f16_at(b, 0), 0.0;
+    Q4_0 => |b| f16_at(b, 0), 0.0, codes |b, q| {
+        for j in 0..16 {
+            q[j] = (b[2 + j] & 0xF) as i8 - 8;
+            q[j + 16] = (b[2 + j] >> 4) as i8 - 8;
+        }
+    };
     Q4_1 => |b| f16_at(b, 0), -f16_at(b, 2);
     Q5_0 => |b| f16_at(b, 0), 0.0;
     Q5_1 => |b| f16_at(b, 0), -f16_at(b, 2);
-    Q8_0 => |b| f16_at(b, 0), 0.0;
+    Q8_0 => |b| f16_at(b, 0), 0.0, codes |b, q| {
+        for j in 0..32 {
+            q[j] = b[2 + j] as i8;
+        }
+    };
     Q8_1 => |b| f16_at(b, 0), 0.0;
     Q8K => |b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64, 0.0;
 }
@@ -257,7 +278,31 @@ macro_rules! k4_scales {
         }
     )*};
 }
-k4_scales!(Q4K, Q5K);
+k4_scales!(Q5K);
+
+impl IntScales for blocks::Q4K {
+    const SCALED: bool = true;
+    #[inline(always)]
+    fn scales(b: &[u8], sc: &mut [i16; 16], m: &mut [i16; 16]) -> (f64, f64) {
+        for g in 0..8 {
+            let (s, mm) = scale_min_k4(g, &b[4..16]);
+            sc[g] = s as i16;
+            m[g] = mm as i16;
+        }
+        (f16_at(b, 0), f16_at(b, 2))
+    }
+    #[inline(always)]
+    fn codes(b: &[u8], q: &mut [i8]) {
+        let q = &mut q[..256];
+        for j in 0..4 {
+            for l in 0..32 {
+                let v = b[16 + 32 * j + l];
+                q[64 * j + l] = (v & 0xF) as i8;
+                q[64 * j + 32 + l] = (v >> 4) as i8;
+            }
+        }
+    }
+}
 
 impl IntScales for blocks::Q6K {
     const SCALED: bool = true;
@@ -267,6 +312,20 @@ impl IntScales for blocks::Q6K {
             sc[g] = (b[192 + g] as i8) as i16;
         }
         (f16_at(b, 208), 0.0)
+    }
+    #[inline(always)]
+    fn codes(b: &[u8], q: &mut [i8]) {
+        let q = &mut q[..256];
+        for h in 0..2 {
+            let (ql, qh) = (&b[64 * h..64 * h + 64], &b[128 + 32 * h..128 + 32 * h + 32]);
+            for l in 0..32 {
+                let o = 128 * h + l;
+                q[o] = ((ql[l] & 0xF) | ((qh[l] & 3) << 4)) as i8 - 32;
+                q[o + 32] = ((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) as i8 - 32;
+                q[o + 64] = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) as i8 - 32;
+                q[o + 96] = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) as i8 - 32;
+            }
+        }
     }
 }
 
@@ -642,7 +701,7 @@ fn rows_with<B: IntScales, K: Kernel, const R: usize, const S: usize>(
     let nb = xs.nb;
     let len = B::LEN;
     debug_assert!(xs.len == len && xs.s == S && xs.groups == B::LEN / B::GROUP);
-    let (mut q, mut a, mut c) = ([0i8; 256], [0f64; 16], [0f64; 16]);
+    let mut q = [0i8; 256];
     let mut cq = [0i16; 256];
     let mut sc = [0i16; 16];
     // Blocks per kernel call: 8 of 32 weights, or one of 256.
@@ -668,7 +727,7 @@ fn rows_with<B: IntScales, K: Kernel, const R: usize, const S: usize>(
                     break 'blocks;
                 }
                 (ascs[bb], cscs[bb]) = (asc, csc);
-                B::unpack(blk, &mut q[..len], &mut a, &mut c);
+                B::codes(blk, &mut q[..len]);
                 if B::SCALED {
                     for (g, (cq, q)) in cq
                         .chunks_exact_mut(B::GROUP)
@@ -907,6 +966,11 @@ pub fn check_scales(ty: candle_core::quantized::GgmlDType, bytes: &[u8]) -> Resu
                 continue;
             }
             B::unpack(blk, &mut q[..B::LEN], &mut a, &mut c);
+            let mut q2 = [0i8; 256];
+            B::codes(blk, &mut q2[..B::LEN]);
+            if q2[..B::LEN] != q[..B::LEN] {
+                return Err(format!("block {bi}: the codes differ from the decoder's"));
+            }
             for g in 0..B::LEN / B::GROUP {
                 let (s, m) = if B::SCALED { (sc[g], mi[g]) } else { (1, 1) };
                 let (a2, c2) = (

@@ -24,6 +24,11 @@
 //! Every weight is exact in f64 and a multiple of 2^-149 below 2^137 ([`blocks`]); every
 //! x widens exactly to f32.
 //!
+//! 0. The GEMV (decode) of a quantized type first tries the integer tier ([`int_tier`]):
+//!    x cut per weight block into i16 slices under one power of two, exact integer block
+//!    sums against the codes (times their sub-scales) on VNNI/AVX2/scalar kernels, the
+//!    blocks combined in f64 and accepted under a bound that also carries what the slices
+//!    leave uncovered; what it leaves goes on to tier 1.
 //! 1. Tier 1 sums in f64, in whatever order the kernel likes: the GEMV forms each weight
 //!    a q - c exactly in a register and multiplies it into lanes of partial sums; the
 //!    GEMM decodes panels of weights exactly and runs the matmul's micro-kernel. Each
