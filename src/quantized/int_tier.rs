@@ -98,6 +98,9 @@
 //! the group scale folded into the codes (sc q fits an i16, not a u8), 3 slices instead of
 //! 6 for f32 x, and no i32 overflow at 256 weights per block.
 
+// The kernels index several arrays (rows, slices, blocks) by the same loop variables.
+#![allow(clippy::needless_range_loop)]
+
 use super::blocks::{self, QuantBlock};
 use super::cpu::QRows;
 use crate::math::VectorPath;
