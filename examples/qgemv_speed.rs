@@ -60,8 +60,16 @@ fn main() {
             int_tier: false,
             ..CpuConfig::default()
         };
+        // The integer tier on every type (the 32-weight ones included, off by default).
+        let int_all = CpuConfig {
+            int_tier_short_blocks: true,
+            ..CpuConfig::default()
+        };
         // The two tiers give the same bits.
-        let a = ours.forward(&x).unwrap().to_vec2::<f32>().unwrap();
+        let a = qmatmul_with_config(&ours, &x, None, int_all)
+            .unwrap()
+            .to_vec2::<f32>()
+            .unwrap();
         let b = qmatmul_with_config(&ours, &x, None, f64_only)
             .unwrap()
             .to_vec2::<f32>()
@@ -74,7 +82,14 @@ fn main() {
         );
         let mut res = [(); 4].map(|_| Vec::new());
         for _ in 0..rounds {
-            res[0].push(median_us(|| drop(black_box(ours.forward(&x).unwrap())), 30));
+            res[0].push(median_us(
+                || {
+                    drop(black_box(
+                        qmatmul_with_config(&ours, &x, None, int_all).unwrap(),
+                    ))
+                },
+                30,
+            ));
             res[1].push(median_us(
                 || {
                     drop(black_box(

@@ -173,6 +173,7 @@ fn check_paths(
     for path in paths() {
         let cfg = CpuConfig {
             path,
+            int_tier_short_blocks: true,
             ..CpuConfig::default()
         };
         let got = out_bits(&qmatmul_with_config(q, &xt, None, cfg).unwrap());
@@ -301,6 +302,7 @@ fn a_rounding_only_the_tail_decides() {
     for path in paths() {
         let cfg = CpuConfig {
             path,
+            int_tier_short_blocks: true,
             ..CpuConfig::default()
         };
         let got = out_bits(&qmatmul_with_config(&q, &xtensor, None, cfg).unwrap());

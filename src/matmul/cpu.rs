@@ -80,6 +80,10 @@ pub struct CpuConfig {
     /// before the f64 tier 1 (off: the f64 tier alone, for tests and benchmarks; no
     /// output changes with it).
     pub int_tier: bool,
+    /// Whether the integer tier also runs on the 32-weight block types (Q4_0, Q4_1, Q5_0,
+    /// Q5_1, Q8_0, Q8_1): off by default, where it is slower than the f64 tier today
+    /// (`quantized::int_tier`'s header); tests switch it on.
+    pub int_tier_short_blocks: bool,
 }
 
 impl Default for CpuConfig {
@@ -90,6 +94,7 @@ impl Default for CpuConfig {
             gemv: true,
             start_tier: None,
             int_tier: true,
+            int_tier_short_blocks: false,
         }
     }
 }

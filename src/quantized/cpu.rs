@@ -584,7 +584,9 @@ pub(crate) fn qmatmul<T: Input, O: Format>(
     let coeff = tier1_coeff(k, p.bias.is_some(), cfg.start_tier.is_none());
     let gemv = cfg.gemv && m <= GEMV_MAX_ROWS && k > 0;
     // The integer tier: the GEMV of a quantized type with tier 1 on.
-    let int = match gemv && cfg.int_tier && !coeff.is_nan() {
+    let short = blocks::geometry(p.w.ty).0 == 32;
+    let int = match gemv && cfg.int_tier && (!short || cfg.int_tier_short_blocks) && !coeff.is_nan()
+    {
         true => IntCtx::new::<T>(cfg.path, p.w.ty, m, k, |i, q| {
             p.x.data[p.x.base + i * p.x.rs + q * p.x.cs].widen()
         }),
