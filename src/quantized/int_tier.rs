@@ -97,6 +97,35 @@
 //! to correct (`vpdpwssd` is signed x signed, and the codes are signed in half the types),
 //! the group scale folded into the codes (sc q fits an i16, not a u8), 3 slices instead of
 //! 6 for f32 x, and no i32 overflow at 256 weights per block.
+//!
+//! # Status (2026-11-26; for whoever picks this up)
+//! * Runs in the GEMV (m <= 4) of every quantized type, f32/bf16/f16 x, on three kernels:
+//!   scalar (i64), AVX2 (`vpmaddwd`), AVX-512 VNNI (`vpdpwssd`); the 32-weight types take
+//!   8 blocks per call with a transposing lane reduction. On by default for the 256-weight
+//!   types (K-quants) only; `CpuConfig::int_tier_short_blocks` adds the 32-weight types,
+//!   where it is still slower than the f64 tier (below). `CpuConfig::int_tier = false` is
+//!   the f64 tier alone. On typical data it decides every output of the tests' samples
+//!   (`tests/quantized_int_tier.rs`, >= 97% required).
+//! * Measured (`cargo run --release --example qgemv_speed 5`, (1, 4096) x (4096, 4096)^T,
+//!   f32 x, 2 threads, AMD Zen 5 with AVX-512 VNNI, 2 cores, while another session's
+//!   build held the cores: absolute times inflated, the ratios taken in one interleaved
+//!   run): Q4_K 1107 us against 1813 us for the f64 tier (1.6x), Q6_K 1029 against 1728
+//!   (1.7x); Q8_0 2554 against 2060 (0.8x) and Q4_0 2422 against 1682 (0.7x), hence off
+//!   for those types by default. Stock candle's `QMatMul` is still several times faster
+//!   (quiet machine: 109 us on Q4_K) and the copy of the weight bytes faster again.
+//! * Where the time goes (reading, not profiled): per 256 weights the scalar scale parsing
+//!   (`scales`; for the types without a `codes` override also the decoder's own f64
+//!   scales), the code unpacking and the cq = sc q loop (auto-vectorized at best), three
+//!   64-bit lane reductions and about 20 scalar f64 steps per block, against 24
+//!   `vpdpwssd`. Next steps: unpack and scale in registers (nibbles to i16 by shuffles,
+//!   sc by `vpermw`), keep the lanes per block in f64 vectors (no per-block reduction;
+//!   the f64 combination is a fixed set of lane chains, so the bound is unchanged in form),
+//!   and for the 32-weight types combine 16 blocks per vector.
+//! * Not done (issue 27's wider scope): the prefill GEMM on integer units, `matmul` and
+//!   `Linear` with float weights, a slice count chosen per block from the exponent spread
+//!   (today 3 slices for f32 x, 2 for bf16/f16: fixed by the dtype), AVX-VNNI (256-bit)
+//!   for AVX2 machines with VNNI, the bf16 float route, and the CUDA int8 tensor-core
+//!   kernel with its emulator support.
 
 // The kernels index several arrays (rows, slices, blocks) by the same loop variables.
 #![allow(clippy::needless_range_loop)]
