@@ -340,3 +340,36 @@ fn the_integer_tier_decides_nearly_every_typical_output() {
         }
     }
 }
+
+/// A weight block with an infinite scale facing a block of x that is all zeros: the exact
+/// sum has inf * 0 = NaN in it, whatever the other blocks hold (the tier must not skip the
+/// block because x is zero there).
+#[test]
+fn an_infinite_scale_facing_zeros_is_nan() {
+    let mut rng = Lcg(41);
+    for ty in [GgmlDType::Q4K, GgmlDType::Q6K, GgmlDType::Q8_0] {
+        let (len, size) = block_geometry(ty);
+        let (d, _) = scale_offsets(ty);
+        let k = 2 * len.max(256);
+        let n = 3;
+        let mut wbytes = random_blocks(ty, n * k / len, &mut rng, true);
+        // Row 1: its first block's d is +inf.
+        let at = (k / len) * size + d;
+        wbytes[at..at + 2].copy_from_slice(&0x7C00u16.to_le_bytes());
+        let q = QMatMul::from_qtensor(qtensor(ty, &wbytes, n, k)).unwrap();
+        let w = oracle_weights(ty, &wbytes);
+        let mut x: Vec<f64> = (0..k).map(|_| rng.normal()).collect();
+        x[..len].fill(0.0);
+        check_paths(
+            ty,
+            &q,
+            &w,
+            &x,
+            1,
+            n,
+            k,
+            DType::F32,
+            "inf scale facing zeros",
+        );
+    }
+}
