@@ -86,7 +86,8 @@
 //! bounds |y - exact| with room for its own evaluation, and the output is accepted when
 //! every number within err of y rounds to one value (`round_within`). Not decided here,
 //! and left to the f64 tier: a row of x with a NaN or an infinity, a weight row with a
-//! non-finite scale (its weights are NaN or infinite), y = 0 (the sign of an exact zero),
+//! non-finite scale (its weights are NaN or infinite; checked per block as an early exit,
+//! and its norms are then not finite, so the test would refuse it anyway), y = 0 (the sign of an exact zero),
 //! k >= 2^26, tier 1 switched off by the configuration, and whatever the test refuses.
 //!
 //! # Cost (per 256 weights, one row of f32 x)
