@@ -115,15 +115,25 @@ fn special_scales_decode_as_ieee_gives_the_reference_expression() {
     }
 }
 
-/// The configurations every product is run under: the default plan, GEMV off (the GEMM),
-/// tier 1 off (tier 2, then the exact sum) and the exact sum alone.
+/// The configurations every product is run under: the default plan (the GEMV with its
+/// integer first tier on the 256-weight types), the integer tier on every type, GEMV off
+/// (the GEMM), the GEMV without the integer tier (the f64 tier 1), tier 1 off (tier 2,
+/// then the exact sum) and the exact sum alone.
 fn configs() -> Vec<CpuConfig> {
     let base = CpuConfig::default();
     vec![
         base,
         CpuConfig {
+            int_tier_short_blocks: true,
+            ..base
+        },
+        CpuConfig {
             gemv: false,
             kc_max: 192,
+            ..base
+        },
+        CpuConfig {
+            int_tier: false,
             ..base
         },
         CpuConfig {

@@ -76,6 +76,14 @@ pub struct CpuConfig {
     /// Tier 1 off: every output through tiers 2 and 3 (`Some(2)`), or tier 3 alone
     /// (`Some(3)`).
     pub start_tier: Option<u8>,
+    /// Whether the quantized GEMV tries its integer first tier (`quantized::int_tier`)
+    /// before the f64 tier 1 (off: the f64 tier alone, for tests and benchmarks; no
+    /// output changes with it).
+    pub int_tier: bool,
+    /// Whether the integer tier also runs on the 32-weight block types (Q4_0, Q4_1, Q5_0,
+    /// Q5_1, Q8_0, Q8_1): off by default, where it is slower than the f64 tier today
+    /// (`quantized::int_tier`'s header); tests switch it on.
+    pub int_tier_short_blocks: bool,
 }
 
 impl Default for CpuConfig {
@@ -85,6 +93,8 @@ impl Default for CpuConfig {
             kc_max: KC_MAX,
             gemv: true,
             start_tier: None,
+            int_tier: true,
+            int_tier_short_blocks: false,
         }
     }
 }

@@ -10,11 +10,15 @@
 //!   matmul's register micro-kernel (`crate::matmul::kernel`) on row blocks of x, threads
 //!   over row blocks.
 //!
+//! The GEMV of a quantized type first runs the integer tier (`super::int_tier`) on each
+//! task's weight rows; only the outputs it leaves take the f64 sums below.
+//!
 //! Both end in tier 1 (the f64 sum accepted when the interval of its error bound rounds to
 //! one value); the rest, rare, go to tier 2 (`dot2_wide`, a compensated sum over the
 //! decoded row) and what that leaves to the exact sum (`ExactDot::add_product_wide`).
 
 use super::blocks::{self, QuantBlock, with_block};
+use super::int_tier::{IntCtx, IntScales, int_rows};
 use crate::math::exact_dot::{ExactDot, dot2_bound, dot2_wide};
 use crate::math::madd::madd;
 use crate::math::round::{round_within, round_within_parts};
@@ -106,6 +110,9 @@ pub(crate) struct Problem<'a, T> {
     pub m: usize,
     pub w: QRows<'a>,
     pub w_stats: &'a [LineStats],
+    /// Per weight row, for the types with a min: the norm of (|a_g q_k| + |c_g|)_k (the
+    /// integer tier's bound, `int_tier`); empty for the others (|w_j| serves).
+    pub w_abs: &'a [f64],
     /// The bias per output column, widened exactly to f32.
     pub bias: Option<Vec<f32>>,
 }
@@ -120,6 +127,8 @@ struct Shared<'a, T> {
     row_signs: Vec<u8>,
     /// Whether tier 2 runs (off when a test starts at tier 3).
     tier2: bool,
+    /// The integer first tier of the GEMV (`int_tier`), where it applies.
+    int: Option<IntCtx>,
 }
 
 impl<T: Input> Shared<'_, T> {
@@ -140,6 +149,26 @@ impl<T: Input> Shared<'_, T> {
             return Some(O::round(if neg { -0.0 } else { 0.0 }));
         }
         sure.then_some(v)
+    }
+
+    /// The integer tier on output (i, j) from its sum `y` (bias not yet added; NaN where
+    /// the tier does not apply): the correctly rounded value, or None.
+    #[inline(always)]
+    fn int_decide<O: Format>(&self, ctx: &IntCtx, i: usize, j: usize, y: f64) -> Option<O> {
+        let p = self.p;
+        let b = p.bias.as_ref().map_or(0.0, |b| b[j] as f64);
+        let y = y + b;
+        if y == 0.0 || y.is_nan() {
+            return None; // the sign of a zero, and what the tier left: the f64 tier's
+        }
+        let ws = p.w_stats[j];
+        let pj = if p.w_abs.is_empty() {
+            ws.norm
+        } else {
+            p.w_abs[j]
+        };
+        let err = ctx.err(i, self.row_norm[i], pj, ws.norm, b);
+        round_within::<O>(y, err)
     }
 
     /// Output (i, j) when tier 1 could not decide: tier 2 (the compensated sum, tested
@@ -177,12 +206,30 @@ impl<T: Input> Shared<'_, T> {
 /// each in f64 in some order (tier 1 accepts any order), in the copy `I`.
 pub(crate) trait RowDot: 'static {
     fn dot<I: Isa, const R: usize>(k: usize, x: &[f64], row: &[u8]) -> [f64; R];
+
+    /// The integer tier's sums of weight rows [j0, j0 + out.len()) (`int_tier::int_rows`);
+    /// false where the type has none (the float types).
+    #[inline(always)]
+    fn int_rows<const R: usize>(
+        _ctx: &IntCtx,
+        _w: QRows,
+        _j0: usize,
+        _out: &mut [[f64; R]],
+    ) -> bool {
+        false
+    }
 }
 
 /// Lanes of the GEMV sums: two sets of 16 (32 independent f64 chains per row of x).
 const LANES: usize = 16;
 
-impl<B: QuantBlock> RowDot for B {
+impl<B: QuantBlock + IntScales> RowDot for B {
+    #[inline(always)]
+    fn int_rows<const R: usize>(ctx: &IntCtx, w: QRows, j0: usize, out: &mut [[f64; R]]) -> bool {
+        int_rows::<B, R>(ctx.path, &ctx.xs, w, j0, out);
+        true
+    }
+
     #[inline(always)]
     fn dot<I: Isa, const R: usize>(k: usize, x: &[f64], row: &[u8]) -> [f64; R] {
         assert!(x.len() >= R * k && row.len() == k / B::LEN * B::BYTES);
@@ -352,9 +399,32 @@ impl<D: RowDot, T: Input, O: Format> GemvTask<'_, '_, D, T, O> {
         let w = sh.p.w;
         let n = w.n;
         let mut undecided = Vec::new();
-        for j in self.j0..self.j0 + self.cols {
+        // The integer tier first (`int_tier`), where it applies.
+        let mut ints = [[f64::NAN; R]; GEMV_ROWS];
+        let ints = &mut ints[..self.cols];
+        let int = match &sh.int {
+            Some(ctx) => D::int_rows::<R>(ctx, w, self.j0, ints).then_some(ctx),
+            None => None,
+        };
+        for (t, j) in (self.j0..self.j0 + self.cols).enumerate() {
+            let mut pending = [true; R];
+            if let Some(ctx) = int {
+                for (i, p) in pending.iter_mut().enumerate() {
+                    if let Some(v) = sh.int_decide::<O>(ctx, i, j, ints[t][i]) {
+                        // SAFETY: column j belongs to this task.
+                        unsafe { self.out.write(i * n + j, v) };
+                        *p = false;
+                    }
+                }
+                if !pending.contains(&true) {
+                    continue;
+                }
+            }
             let s = D::dot::<I, R>(w.k, self.x64, w.row(j));
             for (i, &s) in s.iter().enumerate() {
+                if !pending[i] {
+                    continue;
+                }
                 match sh.tier1::<O>(i, j, s) {
                     // SAFETY: column j belongs to this task.
                     Some(v) => unsafe { self.out.write(i * n + j, v) },
@@ -512,6 +582,16 @@ pub(crate) fn qmatmul<T: Input, O: Format>(
     }
     let rows = view_stats(&p.x, true, m, k);
     let coeff = tier1_coeff(k, p.bias.is_some(), cfg.start_tier.is_none());
+    let gemv = cfg.gemv && m <= GEMV_MAX_ROWS && k > 0;
+    // The integer tier: the GEMV of a quantized type with tier 1 on.
+    let short = blocks::geometry(p.w.ty).0 == 32;
+    let int = match gemv && cfg.int_tier && (!short || cfg.int_tier_short_blocks) && !coeff.is_nan()
+    {
+        true => IntCtx::new::<T>(cfg.path, p.w.ty, m, k, |i, q| {
+            p.x.data[p.x.base + i * p.x.rs + q * p.x.cs].widen()
+        }),
+        false => None,
+    };
     let sh = Shared {
         p,
         coeff,
@@ -519,6 +599,7 @@ pub(crate) fn qmatmul<T: Input, O: Format>(
         row_err: rows.iter().map(|r| coeff * r.norm).collect(),
         row_signs: rows.iter().map(|r| r.signs).collect(),
         tier2: cfg.start_tier.unwrap_or(1) <= 2,
+        int,
     };
     let outp = Out(out.as_mut_ptr());
     if k == 0 {
@@ -531,7 +612,7 @@ pub(crate) fn qmatmul<T: Input, O: Format>(
         }
         return;
     }
-    if cfg.gemv && m <= GEMV_MAX_ROWS {
+    if gemv {
         let x64: Vec<f64> = (0..m)
             .flat_map(|i| (0..k).map(move |q| p.x.data[p.x.base + i * p.x.rs + q * p.x.cs]))
             .map(|v| v.widen() as f64)
@@ -591,4 +672,49 @@ pub(crate) fn qmatmul<T: Input, O: Format>(
             });
         });
     }
+}
+
+/// How many of the m n outputs the integer tier decides on its own (the rest go on to
+/// the f64 tier), with x's m <= 4 rows, on `path`'s integer kernel: (decided, outputs).
+pub(crate) fn int_decided<T: Input, O: Format>(p: &Problem<T>, path: VectorPath) -> (usize, usize) {
+    let (m, n, k) = (p.m, p.w.n, p.w.k);
+    assert!((1..=GEMV_MAX_ROWS).contains(&m) && k > 0);
+    let rows = view_stats(&p.x, true, m, k);
+    let coeff = tier1_coeff(k, p.bias.is_some(), true);
+    let sh = Shared {
+        p,
+        coeff,
+        row_norm: rows.iter().map(|r| r.norm).collect(),
+        row_err: rows.iter().map(|r| coeff * r.norm).collect(),
+        row_signs: rows.iter().map(|r| r.signs).collect(),
+        tier2: true,
+        int: None,
+    };
+    let Some(ctx) = IntCtx::new::<T>(path, p.w.ty, m, k, |i, q| {
+        p.x.data[p.x.base + i * p.x.rs + q * p.x.cs].widen()
+    }) else {
+        return (0, m * n);
+    };
+    fn go<B: IntScales, T: Input, O: Format, const R: usize>(
+        sh: &Shared<T>,
+        ctx: &IntCtx,
+    ) -> usize {
+        let w = sh.p.w;
+        let mut out = vec![[0f64; R]; w.n];
+        int_rows::<B, R>(ctx.path, &ctx.xs, w, 0, &mut out);
+        let mut decided = 0;
+        for (j, y) in out.iter().enumerate() {
+            for (i, &y) in y.iter().enumerate() {
+                decided += sh.int_decide::<O>(ctx, i, j, y).is_some() as usize;
+            }
+        }
+        decided
+    }
+    let decided = with_block!(p.w.ty, B => match m {
+        1 => go::<B, T, O, 1>(&sh, &ctx),
+        2 => go::<B, T, O, 2>(&sh, &ctx),
+        3 => go::<B, T, O, 3>(&sh, &ctx),
+        _ => go::<B, T, O, 4>(&sh, &ctx),
+    }, float => 0);
+    (decided, m * n)
 }

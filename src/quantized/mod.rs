@@ -24,6 +24,11 @@
 //! Every weight is exact in f64 and a multiple of 2^-149 below 2^137 ([`blocks`]); every
 //! x widens exactly to f32.
 //!
+//! 0. The GEMV (decode) of a quantized type first tries the integer tier ([`int_tier`]):
+//!    x cut per weight block into i16 slices under one power of two, exact integer block
+//!    sums against the codes (times their sub-scales) on VNNI/AVX2/scalar kernels, the
+//!    blocks combined in f64 and accepted under a bound that also carries what the slices
+//!    leave uncovered; what it leaves goes on to tier 1.
 //! 1. Tier 1 sums in f64, in whatever order the kernel likes: the GEMV forms each weight
 //!    a q - c exactly in a register and multiplies it into lanes of partial sums; the
 //!    GEMM decodes panels of weights exactly and runs the matmul's micro-kernel. Each
@@ -64,6 +69,7 @@
 pub mod blocks;
 pub(crate) mod cpu;
 pub mod cuda;
+pub mod int_tier;
 
 use crate::math::Format;
 use crate::matmul::Input;
@@ -97,6 +103,8 @@ struct QWeight {
     /// Per weight row: the norm of its exact values and its sign classes (tier 1's bound
     /// and the sign of exact zeros).
     stats: Vec<LineStats>,
+    /// Per weight row of a type with a min: the integer tier's P_j (`int_tier::abs_norms`).
+    abs_norms: Vec<f64>,
     /// CUDA: the bytes and row stats on the weight's device (uploaded when the weight is
     /// built on a CUDA device).
     #[cfg(feature = "cuda")]
@@ -141,6 +149,7 @@ impl QWeight {
             bytes,
             device: device.clone(),
             stats: Vec::new(),
+            abs_norms: Vec::new(),
             #[cfg(feature = "cuda")]
             cuda: None,
         };
@@ -152,12 +161,14 @@ impl QWeight {
                 host.len()
             )
         }
-        let stats = cpu::row_stats(cpu::QRows {
+        let rows = cpu::QRows {
             ty,
             n,
             k,
             bytes: &host,
-        });
+        };
+        let stats = cpu::row_stats(rows);
+        let abs_norms = int_tier::abs_norms(rows);
         #[cfg(feature = "cuda")]
         let cuda = match device {
             Device::Cuda(dev) => Some(cuda::upload(dev, ty, n, k, &host, &stats)?),
@@ -165,6 +176,7 @@ impl QWeight {
         };
         drop(host);
         w.stats = stats;
+        w.abs_norms = abs_norms;
         #[cfg(feature = "cuda")]
         {
             w.cuda = cuda;
@@ -291,6 +303,62 @@ pub fn qmatmul_with_config(
     cfg: CpuConfig,
 ) -> Result<Tensor> {
     product(&w.w, x, bias, Some(cfg))
+}
+
+/// How many outputs of x (at most 4 rows, f32, bf16 or f16) times `w`'s transpose the
+/// integer first tier of the GEMV decides on its own on `path`'s integer kernel:
+/// (decided, outputs). For tests that check the tier is not silently always deferring.
+#[doc(hidden)]
+pub fn int_tier_decided(
+    w: &QMatMul,
+    x: &Tensor,
+    path: crate::math::VectorPath,
+) -> Result<(usize, usize)> {
+    let w = &w.w;
+    let (m, k) = x.dims2()?;
+    if k != w.k || !(1..=4).contains(&m) {
+        bail!(
+            "int_tier_decided: x must be (1..=4, {}), got {:?}",
+            w.k,
+            x.dims()
+        )
+    }
+    let bytes = w.host_bytes()?;
+    fn run<T: Input + Format>(
+        v: &[T],
+        m: usize,
+        k: usize,
+        w: &QWeight,
+        bytes: &[u8],
+        path: crate::math::VectorPath,
+    ) -> (usize, usize) {
+        let p = cpu::Problem {
+            x: View {
+                data: v,
+                base: 0,
+                rs: k,
+                cs: 1,
+            },
+            m,
+            w: cpu::QRows {
+                ty: w.ty,
+                n: w.n,
+                k: w.k,
+                bytes,
+            },
+            w_stats: &w.stats,
+            w_abs: &w.abs_norms,
+            bias: None,
+        };
+        cpu::int_decided::<T, T>(&p, path)
+    }
+    let x = x.contiguous()?;
+    Ok(match x.dtype() {
+        DType::F32 => run(&x.flatten_all()?.to_vec1::<f32>()?, m, k, w, &bytes, path),
+        DType::BF16 => run(&x.flatten_all()?.to_vec1::<bf16>()?, m, k, w, &bytes, path),
+        DType::F16 => run(&x.flatten_all()?.to_vec1::<f16>()?, m, k, w, &bytes, path),
+        other => return Err(Error::UnsupportedDTypeForOp(other, "int_tier_decided").bt()),
+    })
 }
 
 /// A linear layer over a quantized weight: y = x w^T + b with one rounding, the shapes of
@@ -492,6 +560,7 @@ impl QMatMulOp {
                     bytes,
                 },
                 w_stats: &w.stats,
+                w_abs: &w.abs_norms,
                 bias,
             };
             let mut out = buffer::uninit::<T>(m * w.n);
