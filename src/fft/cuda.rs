@@ -9,8 +9,8 @@
 //! Every kernel is a grid-stride loop of independent threads, one launch per step (a
 //! Stockham stage is one launch over all butterflies of all rows), so neither the grid, the
 //! block size nor the schedule can change a bit, with one exception: a pure Stockham plan
-//! of n <= [`FUSED_MAX_F32`] (F32) or [`FUSED_MAX_F64`] (F64Internal) runs as one launch of
-//! `repro_fft_fused_<t>` ([`fused_stages`]), whole rows per block in shared memory, every
+//! of n <= [`FUSED_MAX_F32`](crate::fft::cuda::FUSED_MAX_F32) (F32) or [`FUSED_MAX_F64`](crate::fft::cuda::FUSED_MAX_F64) (F64Internal) runs as one launch of
+//! `repro_fft_fused_<t>` ([`fused_stages`](crate::fft::cuda::fused_stages)), whole rows per block in shared memory, every
 //! stage between `__syncthreads()` barriers. It applies the same per-butterfly functions to
 //! the same values with the same table entries (see `kernels/fft/fft.cu`), so its bits are
 //! the per-stage launches'; it only saves the round trip of the whole batch through device

@@ -39,7 +39,7 @@
 //!   n - 1 hold elements, so n - 1 of them); a square of lane l >= 1 meets fewer. So
 //!   A_cpu = min(n - 1, ceil(n/8) + 6) (`cpu::cpu_square_additions`).
 //! * a CUDA block of T threads (T a power of two; `kernels/norm/norm.cu`): thread t sums
-//!   elements t, t + T, .. in a chain from 0.0, then the tree s[j] += s[j + k] for k = T/2,
+//!   elements t, t + T, .. in a chain from 0.0, then the tree `s[j] += s[j + k]` for k = T/2,
 //!   .., 1. Thread 0's chain has the most additions, ceil(n/T) - 1. At level k the slot j
 //!   holds the threads congruent to j mod 2k, so the addition of slot j has a nonzero
 //!   right operand only if j + k < min(n, T); the square's slot is t mod k, and thread 0

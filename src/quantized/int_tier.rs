@@ -8,7 +8,7 @@
 //! # The weight side: integers already
 //! Every quantized weight is w_k = a_g q_k - c_g (`super::blocks`), and in every type
 //! a_g = A sc_g and c_g = C m_g with A, C one or two scales per block (f16; Q8_K's d is an
-//! f32) and sc_g, m_g small integers ([`IntScales::scales`]: Q4_K/Q5_K (d, dmin, 6-bit sc
+//! f32) and sc_g, m_g small integers (`IntScales::scales`: Q4_K/Q5_K (d, dmin, 6-bit sc
 //! and m), Q2_K (d, dmin, 4-bit sc and m), Q3_K (d, sc - 32), Q6_K (d, sc an i8), Q4_1 and
 //! Q5_1 (A = d, C = -m, m_g = 1), the others (A = d, sc_g = 1, no C)). The product
 //! cq_k = sc_g q_k is an i16 with |cq_k| <= 2^12 in every type (the largest: Q6_K,
@@ -185,7 +185,7 @@ impl IntPath {
         v
     }
 
-    /// The kernel of a vector path: the one the crate's dispatch runs ([`runnable`]: the
+    /// The kernel of a vector path: the one the crate's dispatch runs (`runnable`: the
     /// path asked for or the widest below it that the CPU has); AVX-512 without VNNI runs
     /// the AVX2 kernel. Every kernel gives the same integers (module header).
     pub fn of(path: VectorPath) -> IntPath {
