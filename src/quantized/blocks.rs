@@ -52,7 +52,7 @@ use candle_core::{Result, bail};
 
 /// f16 bits (little-endian bytes) to their exact value.
 #[inline(always)]
-fn f16_at(b: &[u8], at: usize) -> f64 {
+pub(crate) fn f16_at(b: &[u8], at: usize) -> f64 {
     crate::math::round::f16_bits_to_f32(u16::from_le_bytes([b[at], b[at + 1]])) as f64
 }
 
@@ -105,7 +105,7 @@ pub(crate) fn decode_quant<B: QuantBlock>(b: &[u8], out: &mut [f64]) {
 
 /// The sub-block scale and min of Q4_K and Q5_K (6 bits each, packed in 12 bytes).
 #[inline(always)]
-fn scale_min_k4(j: usize, s: &[u8]) -> (u8, u8) {
+pub(crate) fn scale_min_k4(j: usize, s: &[u8]) -> (u8, u8) {
     if j < 4 {
         (s[j] & 63, s[j + 4] & 63)
     } else {

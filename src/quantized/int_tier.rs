@@ -131,10 +131,9 @@
 // The kernels index several arrays (rows, slices, blocks) by the same loop variables.
 #![allow(clippy::needless_range_loop)]
 
-use super::blocks::{self, QuantBlock};
+use super::blocks::{self, QuantBlock, f16_at, scale_min_k4};
 use super::cpu::QRows;
 use crate::math::VectorPath;
-use crate::math::round::f16_bits_to_f32;
 use crate::math::vector::runnable;
 use crate::matmul::Input;
 use crate::matmul::cpu::GAMMA_UNIT;
@@ -211,24 +210,6 @@ pub(crate) trait IntScales: QuantBlock {
     fn codes(b: &[u8], q: &mut [i8]) {
         let (mut a, mut c) = ([0f64; 16], [0f64; 16]);
         Self::unpack(b, q, &mut a, &mut c);
-    }
-}
-
-#[inline(always)]
-fn f16_at(b: &[u8], at: usize) -> f64 {
-    f16_bits_to_f32(u16::from_le_bytes([b[at], b[at + 1]])) as f64
-}
-
-/// The 6-bit scale and min of group j of Q4_K and Q5_K (12 bytes `s`).
-#[inline(always)]
-fn scale_min_k4(j: usize, s: &[u8]) -> (u8, u8) {
-    if j < 4 {
-        (s[j] & 63, s[j + 4] & 63)
-    } else {
-        (
-            (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4),
-            (s[j + 4] >> 4) | ((s[j] >> 6) << 4),
-        )
     }
 }
 
