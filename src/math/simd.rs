@@ -1,5 +1,5 @@
-//! Vectors of f64 for the kernels of the products (the matmul's micro-kernel, the
-//! quantized GEMV): one generic kernel over [`F64s`], compiled once per instruction set,
+//! Vectors of f64 (and of f32, [`F32s`], for the matmul's float route) for the kernels of
+//! the products (the matmul's micro-kernel, the quantized GEMV): one generic kernel over [`F64s`], compiled once per instruction set,
 //! with the register width of that set. Left to itself the compiler vectorized the
 //! matmul's register tile across its rows, with gathers and scatters of the accumulators
 //! (4x slower than its AVX2 copy on an AVX-512 machine); explicit vectors keep every

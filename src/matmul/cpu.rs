@@ -10,6 +10,11 @@
 //! 3. for the rarer still (an exact sum at a rounding midpoint, special values), the exact
 //!    fixed-point sum ([`exact_dot`]).
 //!
+//! On bf16 and f16 inputs the GEMM may take the float route instead of the f64 one
+//! ([`float_route`]): operands packed as f32, [`kernel::micro_tile_runs`], tier 1's test
+//! under the bound [`float_coeff`] gives, and a second try ([`Shared::retry`]) before
+//! tier 2.
+//!
 //! GEMM: the columns are taken one block of [`NC_TILES`] at a time; each block's B slab is
 //! widened to f64 and packed once, then the threads take row blocks of it (each packing
 //! its own A panels per k-block, `kernel::micro_tile` on every register tile, tier 1 on

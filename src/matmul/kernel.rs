@@ -8,6 +8,12 @@
 //! copy runs changes the tile shape and the order of the f64 additions, never an output
 //! bit: the rounding test downstream (`super::cpu`) accepts a sum only with an error bound
 //! that holds for every order.
+//!
+//! The float route's micro-kernel ([`micro_tile_runs`], bf16 and f16 inputs) sums in f32
+//! instead, in runs and groups of fixed length along k ([`RUN`], [`GROUP`]); its bound
+//! (`super`'s header) holds for fused and unfused multiply-adds alike and for any order
+//! of the f64 additions, but counts the run and group lengths: those are fixed here, the
+//! same on every path.
 
 use super::Input;
 use crate::math::VectorPath;
