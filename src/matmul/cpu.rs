@@ -411,9 +411,10 @@ impl<T: Input> Shared<'_, T> {
         }
     }
 
-    /// The float route's second try on an output it left: the f64 route's sum for that
-    /// one output (products exact in f64, any order) and its bound, tested the same way.
-    /// None when that does not decide it either (or outside the float route).
+    /// The float route's second try on an output it left: that one output's products in
+    /// f32 summed in f64 ([`kernel::dot_f32_products`]), under the f64 route's bound plus
+    /// the route's underflow allowance (`super`'s header), tested the same way. None when
+    /// that does not decide it either (or outside the float route).
     #[inline(always)]
     fn retry<O: Format>(&self, bi: usize, u: &Undecided) -> Option<O> {
         if self.retry_coeff.is_nan() {
