@@ -16,6 +16,9 @@ use mpfr_oracle::{BF16, F16, F32, Format};
 mod lcg;
 use lcg::Lcg;
 
+/// The default k-block length (the float route's runs and groups restart at each block).
+const KC: usize = 640;
+
 /// Input dtypes.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum In {
@@ -130,10 +133,27 @@ fn out_bits(t: &Tensor) -> Vec<u32> {
 }
 
 /// Every configuration a product is checked under: the default plan, each vector path,
-/// short k-blocks, no GEMV, and tiers 2 and 3 on their own.
-fn configs() -> Vec<(String, CpuConfig)> {
+/// short k-blocks, no GEMV, and tiers 2 and 3 on their own; for bf16 and f16 inputs also
+/// the GEMM's float route and its f64 route forced, on each path.
+fn configs(narrow: bool) -> Vec<(String, CpuConfig)> {
     let base = CpuConfig::default();
     let mut v = vec![("default".to_string(), base)];
+    if narrow {
+        for path in [VectorPath::Baseline, VectorPath::Avx2, VectorPath::Avx512] {
+            for (kc_max, route) in [(KC, Some(true)), (16, Some(true)), (KC, Some(false))] {
+                v.push((
+                    format!("{path:?}, kc {kc_max}, no GEMV, float route {route:?}"),
+                    CpuConfig {
+                        path,
+                        kc_max,
+                        gemv: false,
+                        float_route: route,
+                        ..base
+                    },
+                ));
+            }
+        }
+    }
     for path in [VectorPath::Baseline, VectorPath::Avx2, VectorPath::Avx512] {
         v.push((
             format!("{path:?}, kc 16, no GEMV"),
@@ -181,7 +201,8 @@ fn check(label: &str, a: &Tensor, b: &Tensor, bias: Option<&Tensor>, out: DType)
             want.push(encode(v, out));
         }
     }
-    for (name, cfg) in configs() {
+    let narrow = matches!(a.dtype(), DType::BF16 | DType::F16);
+    for (name, cfg) in configs(narrow) {
         let got = matmul_with_config(a, b, bias, Some(out), cfg).unwrap();
         assert_eq!(got.dtype(), out);
         let got = out_bits(&got);
@@ -495,4 +516,100 @@ fn empty_inner_dimension_gives_the_bias_or_zero() {
         let n = check(&format!("k=0 {dt:?}"), &a, &b, None, out);
         assert_eq!(n, 12);
     }
+}
+
+/// Rows that the float route (f32 runs of 8 products, groups of 8 runs, into f64) sums
+/// with its largest errors, all one way, next to a rounding midpoint of the output; rows
+/// whose f32 runs overflow where the exact sum does not; bf16 products below f32's
+/// normal range whose roundings add up past a midpoint. Each must come out correctly
+/// rounded on every path (the float route forced, `configs`).
+#[test]
+fn float_route_hard_rows() {
+    let mut total = 0;
+    for (dt, out, h) in [
+        (In::Bf16, DType::BF16, 2f64.powi(-8)),
+        (In::F16, DType::F16, 2f64.powi(-11)),
+    ] {
+        let k = 128;
+        let t = 2f64.powi(-24);
+        // Row pairs (a, b) with a_q b_q the products, as given below.
+        let mut rows: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
+        for sign in [1.0, -1.0] {
+            // Run 1: 1 + h - 2^-21 (exact in f32, its last bit even), then 5 products of
+            // 2^-24, each a tie that rounds to even: lost. Runs 2..8 of the group: one
+            // product 2^-24 each (a run sum of 2^-24), lost again where the group adds
+            // it. The exact sum is the midpoint 1 + h plus 4 2^-24 (rounds away from 1);
+            // the float route's sum is the midpoint less 8 2^-24 (rounds to 1), within
+            // its bound 14 2^-24 |a| |b| of the midpoint but not within half of it.
+            let mut a = vec![0.0; k];
+            let mut b = vec![0.0; k];
+            (a[0], b[0]) = (sign, 1.0);
+            // h = a b with a and b powers of two.
+            let he = h.log2() as i32;
+            (a[1], b[1]) = (sign * 2f64.powi(he / 2), 2f64.powi(he - he / 2));
+            (a[2], b[2]) = (-sign * 2f64.powi(-10), 2f64.powi(-11));
+            for q in 3..8 {
+                (a[q], b[q]) = (sign * 2f64.powi(-12), 2f64.powi(-12));
+            }
+            for run in 1..8 {
+                (a[8 * run], b[8 * run]) = (sign * 2f64.powi(-12), 2f64.powi(-12));
+            }
+            let exact: f64 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+            assert_eq!(exact, sign * (1.0 + h + 4.0 * t));
+            rows.push((a, b));
+        }
+        // f32 overflow: products +-2^140 in two runs of one group (+inf + -inf = NaN in
+        // the float route), an exact sum of 1 (bf16 only: f16 has no such range).
+        if dt == In::Bf16 {
+            let mut a = vec![0.0; k];
+            let mut b = vec![0.0; k];
+            (a[0], b[0]) = (2f64.powi(70), 2f64.powi(70));
+            (a[8], b[8]) = (-(2f64.powi(70)), 2f64.powi(70));
+            (a[20], b[20]) = (1.0, 1.0);
+            rows.push((a, b));
+            // 2^140 and -2^140 in one run (+inf in f32: inf - 2^140 stays inf), the rest
+            // small: an exact sum of 126 / 4.
+            let mut a = vec![0.5; k];
+            let mut b = vec![0.5; k];
+            (a[3], b[3]) = (2f64.powi(70), 2f64.powi(70));
+            (a[4], b[4]) = (-(2f64.powi(70)), 2f64.powi(70));
+            rows.push((a, b));
+            // Underflow: 64 products 2^-140 (1 + 2^-6 + 2^-14), each rounded down by
+            // 2^-154 in f32, and -2^-140 - 2^-149: the f32 sums give 2^-134 - 2^-149
+            // (rounds to 0 in bf16), the exact sum is 2^-134 + 2^-149 (rounds to 2^-133).
+            let mut a = vec![0.0; k];
+            let mut b = vec![0.0; k];
+            let u = 2f64.powi(-70) * (1.0 + 2f64.powi(-7));
+            for q in 0..64 {
+                (a[q], b[q]) = (u, u);
+            }
+            (a[64], b[64]) = (-(2f64.powi(-70)), 2f64.powi(-70));
+            (a[65], b[65]) = (-(2f64.powi(-75)), 2f64.powi(-74));
+            rows.push((a, b));
+        }
+        // A: the rows; B: the columns (b of row i as column i), so that the diagonal
+        // holds the designed sums and every other output mixes them.
+        let m = rows.len();
+        let av: Vec<f64> = rows.iter().flat_map(|(a, _)| a.clone()).collect();
+        let bv: Vec<f64> = (0..k)
+            .flat_map(|q| rows.iter().map(move |(_, b)| b[q]))
+            .collect();
+        let a = tensor(&av, dt, &[m, k]);
+        let b = tensor(&bv, dt, &[k, m]);
+        assert_eq!(values(&a), av, "the rows are exact in {dt:?}");
+        assert_eq!(values(&b), bv, "the columns are exact in {dt:?}");
+        total += check(&format!("float route hard rows {dt:?}"), &a, &b, None, out);
+        // The same as a weight (B contiguous along k) with the rows repeated past the
+        // GEMV limit.
+        let a8 = Tensor::cat(&[&a, &a, &a], 0).unwrap();
+        let w = b.t().unwrap().contiguous().unwrap();
+        total += check(
+            &format!("float route hard rows {dt:?}, weight layout"),
+            &a8,
+            &w.t().unwrap(),
+            None,
+            out,
+        );
+    }
+    println!("float route hard rows: {total} outputs, 0 misrounded");
 }

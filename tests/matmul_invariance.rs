@@ -99,31 +99,43 @@ fn threads_vector_paths_blocking_and_tiers_do_not_change_a_bit() {
                 for path in [VectorPath::Baseline, VectorPath::Avx2, VectorPath::Avx512] {
                     for kc_max in [16usize, 100, 640] {
                         for gemv in [true, false] {
-                            let cfg = CpuConfig {
-                                path,
-                                kc_max,
-                                gemv,
-                                start_tier: None,
-                                int_tier: true,
-                                int_tier_short_blocks: false,
+                            // bf16 and f16 GEMMs: each route forced (the default takes one).
+                            let routes: &[Option<bool>] = if dt != DType::F32 && !gemv {
+                                &[Some(true), Some(false)]
+                            } else {
+                                &[None]
                             };
-                            let (plain, bias) = in_pool(threads, || {
-                                (
-                                    bits(&matmul_with_config(&x, &wt, None, None, cfg).unwrap()),
-                                    bits(
-                                        &matmul_with_config(&x, &wt, Some(&b), None, cfg).unwrap(),
-                                    ),
-                                )
-                            });
-                            assert_eq!(
-                                plain, want_plain,
-                                "{dt:?} {m}x{k}x{n} {threads} threads {cfg:?}"
-                            );
-                            assert_eq!(
-                                bias, want_bias,
-                                "{dt:?} {m}x{k}x{n} {threads} threads {cfg:?} bias"
-                            );
-                            runs += 1;
+                            for &float_route in routes {
+                                let cfg = CpuConfig {
+                                    path,
+                                    kc_max,
+                                    gemv,
+                                    start_tier: None,
+                                    int_tier: true,
+                                    int_tier_short_blocks: false,
+                                    float_route,
+                                };
+                                let (plain, bias) = in_pool(threads, || {
+                                    (
+                                        bits(
+                                            &matmul_with_config(&x, &wt, None, None, cfg).unwrap(),
+                                        ),
+                                        bits(
+                                            &matmul_with_config(&x, &wt, Some(&b), None, cfg)
+                                                .unwrap(),
+                                        ),
+                                    )
+                                });
+                                assert_eq!(
+                                    plain, want_plain,
+                                    "{dt:?} {m}x{k}x{n} {threads} threads {cfg:?}"
+                                );
+                                assert_eq!(
+                                    bias, want_bias,
+                                    "{dt:?} {m}x{k}x{n} {threads} threads {cfg:?} bias"
+                                );
+                                runs += 1;
+                            }
                         }
                     }
                 }

@@ -10,6 +10,11 @@
 //! 3. for the rarer still (an exact sum at a rounding midpoint, special values), the exact
 //!    fixed-point sum ([`exact_dot`]).
 //!
+//! On bf16 and f16 inputs the GEMM may take the float route instead of the f64 one
+//! ([`float_route`]): operands packed as f32, [`kernel::micro_tile_runs`], tier 1's test
+//! under the bound [`float_coeff`] gives, and a second try ([`Shared::retry`]) before
+//! tier 2.
+//!
 //! GEMM: the columns are taken one block of [`NC_TILES`] at a time; each block's B slab is
 //! widened to f64 and packed once, then the threads take row blocks of it (each packing
 //! its own A panels per k-block, `kernel::micro_tile` on every register tile, tier 1 on
@@ -17,7 +22,7 @@
 //! which vector path, changes only which tier decides an output, never its bits.
 
 use super::Input;
-use super::kernel;
+use super::kernel::{self, Packed};
 use crate::math::exact_dot::{dot2, dot2_bound, exact_dot};
 use crate::math::round::{round_within, round_within_parts};
 use crate::math::vector::{Isa, PathKernel, run_on};
@@ -61,6 +66,51 @@ pub(crate) fn tier1_coeff(k: usize, has_bias: bool, exact_sums: bool, tier1_on: 
     }
 }
 
+/// 2^-24 (1 + 2^-16) and 2^-53 (1 + 2^-16): the float route's unit roundoffs with its
+/// slack (see the header).
+const RUN_UNIT: f64 = f64::from_bits(0x3E70_0010_0000_0000);
+const SUM_UNIT: f64 = f64::from_bits(0x3CA0_0010_0000_0000);
+
+/// Whether the inputs are bf16 or f16: the float route's inputs (their products are
+/// exact in f32, up to bf16's underflow).
+fn narrow_input<T: Input>() -> bool {
+    use std::any::TypeId;
+    let t = TypeId::of::<T>();
+    t == TypeId::of::<half::bf16>() || t == TypeId::of::<half::f16>()
+}
+
+/// Whether the GEMM on inputs `T` takes the float route by default when `path` is asked
+/// for: where it was measured faster than the f64 route (docs/PERFORMANCE.md, "Matmul",
+/// the AVX-512 machine): bf16 on the AVX2 and baseline paths (1.3x there). Not on the
+/// AVX-512 path, where the f64 route's wider vectors make up for it (the two within 2%),
+/// and not for f16, whose 11-bit outputs the float route's bound leaves undecided 5 times
+/// as often (18% at k = 576 against 3.5% for bf16; each costs a second dot product). The
+/// output is the same either way (the definition fixes it), so this choice may follow
+/// the instruction set.
+pub(crate) fn float_route<T: Input>(path: VectorPath) -> bool {
+    std::any::TypeId::of::<T>() == std::any::TypeId::of::<half::bf16>()
+        && path != VectorPath::Avx512
+}
+
+/// The float route's bound (the header): the coefficient c of (row norm x column norm +
+/// |bias|), ((RUN + GROUP - 2) 2^-24 + (k + 1 + bias) 2^-53) (1 + 2^-16), NaN with tier
+/// 1 off or k too long; and the absolute allowance for products that underflow f32, k
+/// 2^-145 on bf16 inputs and 0 on f16 inputs (whose products are multiples of 2^-48).
+pub(crate) fn float_coeff<T: Input>(k: usize, has_bias: bool, tier1_on: bool) -> (f64, f64) {
+    if !tier1_on || k >= FAST_MAX_K {
+        return (f64::NAN, 0.0);
+    }
+    let runs = (kernel::RUN + kernel::GROUP - 2) as f64;
+    let c = runs * RUN_UNIT + (k + 1 + has_bias as usize) as f64 * SUM_UNIT;
+    let bf16 = std::any::TypeId::of::<T>() == std::any::TypeId::of::<half::bf16>();
+    let abs = if bf16 {
+        k as f64 * f64::from_bits(0x36E0_0000_0000_0000) // 2^-145
+    } else {
+        0.0
+    };
+    (c, abs)
+}
+
 /// Knobs for tests: the plan a product gets by default is a function of its shape and
 /// dtypes, the CPU's widest vector path and the thread count; tests pick others to show
 /// that none changes a bit.
@@ -84,6 +134,11 @@ pub struct CpuConfig {
     /// Q5_1, Q8_0, Q8_1): off by default, where it is slower than the f64 tier today
     /// (`quantized::int_tier`'s header); tests switch it on.
     pub int_tier_short_blocks: bool,
+    /// The GEMM's route on bf16 and f16 inputs: `None` where it is measured faster
+    /// ([`float_route`]), `Some(true)` the float route (f32 runs into f64 sums, see the
+    /// header), `Some(false)` the f64 route. For tests and benchmarks: no output changes
+    /// with it.
+    pub float_route: Option<bool>,
 }
 
 impl Default for CpuConfig {
@@ -95,6 +150,7 @@ impl Default for CpuConfig {
             start_tier: None,
             int_tier: true,
             int_tier_short_blocks: false,
+            float_route: None,
         }
     }
 }
@@ -284,6 +340,12 @@ struct Shared<'a, T> {
     /// The bias per column (0 without) and c * |bias|.
     bias: Vec<f64>,
     bias_err: Vec<f64>,
+    /// An absolute term added to the bound of every output whose row and column are not
+    /// all zero: the float route's underflow allowance on bf16 inputs, else 0.
+    abs_err: f64,
+    /// On the float route with tier 1 on: the f64 route's coefficient, for the second
+    /// try on the outputs the float route leaves ([`Shared::retry`]); else NaN.
+    retry_coeff: f64,
 }
 
 impl<T: Input> Shared<'_, T> {
@@ -316,7 +378,8 @@ impl<T: Input> Shared<'_, T> {
         let mut errs = [0.0f64; W];
         for c in 0..W {
             let y = s[c] + bias[c];
-            let err = re * col_norm[c] + bias_err[c];
+            let rel = re * col_norm[c];
+            let err = rel + bias_err[c] + if rel > 0.0 { self.abs_err } else { 0.0 };
             let (v, ok) = round_within_parts::<O>(y, err);
             vals[c] = v;
             // An exact zero (y = 0 with err = 0) takes its sign from the sign classes.
@@ -348,6 +411,29 @@ impl<T: Input> Shared<'_, T> {
         }
     }
 
+    /// The float route's second try on an output it left: that one output's products in
+    /// f32 summed in f64 ([`kernel::dot_f32_products`]), under the f64 route's bound plus
+    /// the route's underflow allowance (`super`'s header), tested the same way. None when
+    /// that does not decide it either (or outside the float route).
+    #[inline(always)]
+    fn retry<O: Format>(&self, bi: usize, u: &Undecided) -> Option<O> {
+        if self.retry_coeff.is_nan() {
+            return None;
+        }
+        let p = self.p;
+        let (a, b, k) = (p.a[bi], p.b[bi], p.k);
+        let row = (a.cs == 1).then(|| &a.data[a.base + u.i * a.rs..][..k]);
+        let col = (b.rs == 1).then(|| &b.data[b.base + u.j * b.cs..][..k]);
+        let s = kernel::dot_f32_products(k, row, col, |q| a.at(u.i, q), |q| b.at(q, u.j));
+        let bias = self.bias[u.j];
+        let y = s + bias;
+        let c = self.retry_coeff;
+        let rel = c * self.row_norm[bi * p.m + u.i] * u.col_norm;
+        let err = rel + c * bias.abs() + if rel > 0.0 { self.abs_err } else { 0.0 };
+        let (v, ok) = round_within_parts::<O>(y, err);
+        (ok & !((y == 0.0) & (err == 0.0))).then_some(v)
+    }
+
     /// An output tier 1 left: an exact zero whose sign the sign classes settle, or tiers
     /// 2 and 3. `col_signs` gives column j's sign classes.
     fn resolve<O: Format>(&self, bi: usize, u: Undecided, col_signs: impl FnOnce() -> u8) -> O {
@@ -366,7 +452,8 @@ impl<T: Input> Shared<'_, T> {
 }
 
 thread_local! {
-    /// Packing and accumulation space of the GEMM tasks, reused across calls.
+    /// The GEMM tasks' f64 sums of tiles between k-blocks, reused across calls (the A
+    /// panels have their own, [`Packed::with_scratch`]).
     static SCRATCH: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -390,12 +477,17 @@ impl Plan {
     /// outgrows the operands.
     pub(crate) fn new(
         path: VectorPath,
+        float: bool,
         m: usize,
         k: usize,
         kc_max: usize,
         operand_bytes: usize,
     ) -> Plan {
-        let (mr, nr) = kernel::tile(path);
+        let (mr, nr) = if float {
+            kernel::tile_runs(path)
+        } else {
+            kernel::tile(path)
+        };
         let kblocks = k.div_ceil(kc_max.max(1));
         let kc = if kblocks == 0 { 0 } else { k.div_ceil(kblocks) };
         let threads = rayon::current_num_threads().max(1);
@@ -415,13 +507,13 @@ impl Plan {
 /// Pack columns [j0, j0 + cols) of B, all of k, into panels of `nr` columns: panel t
 /// holds, for each p < k, the nr values B[p][j0 + t nr + c] (0 past the last column).
 /// The k-block [p0, p0 + kc) of a panel is then its slice [p0 nr, (p0 + kc) nr).
-fn pack_b_slab<T: Input>(
+fn pack_b_slab<T: Input, E: Packed>(
     b: &View<T>,
     k: usize,
     j0: usize,
     cols: usize,
     nr: usize,
-    dst: &mut [f64],
+    dst: &mut [E],
 ) {
     dst.par_chunks_mut(nr * k)
         .enumerate()
@@ -430,16 +522,16 @@ fn pack_b_slab<T: Input>(
                 let j = t * nr + c;
                 if j >= cols {
                     for p in 0..k {
-                        panel[p * nr + c] = 0.0;
+                        panel[p * nr + c] = E::default();
                     }
                 } else if b.rs == 1 {
                     let col = &b.data[b.base + (j0 + j) * b.cs..][..k];
                     for (p, x) in col.iter().enumerate() {
-                        panel[p * nr + c] = x.widen() as f64;
+                        panel[p * nr + c] = E::of(x.widen());
                     }
                 } else if b.cs != 1 {
                     for p in 0..k {
-                        panel[p * nr + c] = b.at(p, j0 + j) as f64;
+                        panel[p * nr + c] = E::of(b.at(p, j0 + j));
                     }
                 }
             }
@@ -449,7 +541,7 @@ fn pack_b_slab<T: Input>(
                 for p in 0..k {
                     let src = &b.data[b.base + p * b.rs + j0 + t * nr..][..width];
                     for (d, x) in panel[p * nr..p * nr + width].iter_mut().zip(src) {
-                        *d = x.widen() as f64;
+                        *d = E::of(x.widen());
                     }
                 }
             }
@@ -459,27 +551,27 @@ fn pack_b_slab<T: Input>(
 /// Pack rows [i0, i0 + rows) x k-range [p0, p0 + kc) of A into panels of MR rows: panel
 /// t holds, for each p, the MR values A[i0 + t MR + r][p0 + p] (0 past the last row).
 #[inline(always)]
-pub(crate) fn pack_a<T: Input, const MR: usize>(
+pub(crate) fn pack_a<T: Input, E: Packed, const MR: usize>(
     a: &View<T>,
     i0: usize,
     rows: usize,
     p0: usize,
     kc: usize,
-    dst: &mut [f64],
+    dst: &mut [E],
 ) {
     for (t, panel) in dst.chunks_exact_mut(MR * kc).enumerate() {
         if a.cs == 1 && (t + 1) * MR <= rows {
             let row = |r: usize| &a.data[a.base + (i0 + t * MR + r) * a.rs + p0..][..kc];
-            kernel::pack_panel::<T, MR>(kc, std::array::from_fn(row), panel);
+            kernel::pack_panel::<T, E, MR>(kc, std::array::from_fn(row), panel);
             continue;
         }
         for r in 0..MR {
             let i = t * MR + r;
             for p in 0..kc {
                 panel[p * MR + r] = if i < rows {
-                    a.at(i0 + i, p0 + p) as f64
+                    E::of(a.at(i0 + i, p0 + p))
                 } else {
-                    0.0
+                    E::default()
                 };
             }
         }
@@ -488,49 +580,84 @@ pub(crate) fn pack_a<T: Input, const MR: usize>(
 
 /// One GEMM task's block: rows [i0, i0 + mc) of batch index `bi` against the packed B
 /// slab of columns [j0, j0 + cols).
-struct Block<'s, 'a, T, O> {
+struct Block<'s, 'a, T, O, E> {
     sh: &'s Shared<'a, T>,
     plan: Plan,
     bi: usize,
     i0: usize,
     j0: usize,
     cols: usize,
-    slab: &'s [f64],
+    slab: &'s [E],
     out: Out<O>,
 }
 
 /// One GEMM task: a block and the thread's packing space.
-struct GemmTask<'s, 'a, T, O> {
-    block: Block<'s, 'a, T, O>,
-    /// This thread's packing space (taken out of [`SCRATCH`] by the caller: no closure
-    /// may stand between `run` and the arithmetic, or it would be compiled without the
-    /// path's target features).
-    scratch: &'s mut Vec<f64>,
+struct GemmTask<'s, 'a, T, O, E> {
+    block: Block<'s, 'a, T, O, E>,
+    /// This thread's packing space for A panels (taken out of the route's thread-local
+    /// by the caller: no closure may stand between `run` and the arithmetic, or it would
+    /// be compiled without the path's target features) and for the tiles' f64 sums
+    /// between k-blocks ([`SCRATCH`]).
+    apack: &'s mut Vec<E>,
+    acc: &'s mut Vec<f64>,
 }
 
-impl<T: Input, O: Format> PathKernel<()> for GemmTask<'_, '_, T, O> {
+impl<T: Input, O: Format, E: Route> PathKernel<()> for GemmTask<'_, '_, T, O, E> {
     #[inline(always)]
     fn run<I: Isa>(self) {
-        let GemmTask { block, scratch } = self;
-        block.go::<I>(scratch)
+        let GemmTask { block, apack, acc } = self;
+        E::go::<I, T, O>(&block, apack, acc)
     }
 }
 
-impl<T: Input, O: Format> Block<'_, '_, T, O> {
-    /// The tile comes from the plan (the requested path), the instructions from the copy
-    /// `run_on` picked (the widest the CPU has up to it): so a test can run every tile
-    /// shape on any CPU.
+/// A route's register tiles. The tile comes from the plan (the requested path), the
+/// instructions from the copy `run_on` picked (the widest the CPU has up to it): so a
+/// test can run every tile shape on any CPU.
+trait Route: Packed {
+    fn go<I: Isa, T: Input, O: Format>(
+        b: &Block<T, O, Self>,
+        apack: &mut Vec<Self>,
+        acc: &mut Vec<f64>,
+    );
+}
+
+impl Route for f64 {
     #[inline(always)]
-    fn go<I: Isa>(&self, scratch: &mut Vec<f64>) {
-        match (self.plan.mr, self.plan.nr) {
-            (8, 24) => self.go_tiles::<I, 8, 24>(scratch),
-            (6, 8) => self.go_tiles::<I, 6, 8>(scratch),
-            _ => self.go_tiles::<I, 4, 4>(scratch),
+    fn go<I: Isa, T: Input, O: Format>(
+        b: &Block<T, O, f64>,
+        ap: &mut Vec<f64>,
+        acc: &mut Vec<f64>,
+    ) {
+        match (b.plan.mr, b.plan.nr) {
+            (8, 24) => b.go_tiles::<I, 8, 24>(ap, acc),
+            (6, 8) => b.go_tiles::<I, 6, 8>(ap, acc),
+            _ => b.go_tiles::<I, 4, 4>(ap, acc),
         }
     }
+}
 
+impl Route for f32 {
     #[inline(always)]
-    fn go_tiles<I: Isa, const MR: usize, const NR: usize>(&self, scratch: &mut Vec<f64>) {
+    fn go<I: Isa, T: Input, O: Format>(
+        b: &Block<T, O, f32>,
+        ap: &mut Vec<f32>,
+        acc: &mut Vec<f64>,
+    ) {
+        match (b.plan.mr, b.plan.nr) {
+            (6, 32) => b.go_tiles::<I, 6, 32>(ap, acc),
+            (3, 16) => b.go_tiles::<I, 3, 16>(ap, acc),
+            _ => b.go_tiles::<I, 3, 8>(ap, acc),
+        }
+    }
+}
+
+impl<T: Input, O: Format, E: Packed> Block<'_, '_, T, O, E> {
+    #[inline(always)]
+    fn go_tiles<I: Isa, const MR: usize, const NR: usize>(
+        &self,
+        apack: &mut Vec<E>,
+        acc: &mut Vec<f64>,
+    ) {
         let sh = self.sh;
         let p = sh.p;
         let Plan {
@@ -541,7 +668,7 @@ impl<T: Input, O: Format> Block<'_, '_, T, O> {
         let rows = mc.min(p.m - self.i0);
         let cols = self.cols;
         let (row_tiles, col_tiles) = (rows.div_ceil(MR), cols.div_ceil(NR));
-        const { assert!(MR * NR <= 8 * 24) };
+        const { assert!(MR * NR <= 8 * 32 && NR <= 32) };
         let tile_len = MR * NR;
         // With several k-blocks, each tile's sum lives in `acc` between blocks.
         let acc_len = if kblocks > 1 {
@@ -549,13 +676,14 @@ impl<T: Input, O: Format> Block<'_, '_, T, O> {
         } else {
             0
         };
-        let need = row_tiles * MR * kc + acc_len;
-        if scratch.len() < need {
-            scratch.resize(need, 0.0);
+        if apack.len() < row_tiles * MR * kc {
+            apack.resize(row_tiles * MR * kc, E::default());
         }
-        let (apack, acc) = scratch.split_at_mut(row_tiles * MR * kc);
+        if acc.len() < acc_len {
+            acc.resize(acc_len, 0.0);
+        }
         let acc = &mut acc[..acc_len];
-        let mut local = [0.0f64; 8 * 24];
+        let mut local = [0.0f64; 8 * 32];
         let mut undecided: Vec<Undecided> = Vec::new();
         let col_norm = &sh.col_norm[self.bi * n..(self.bi + 1) * n];
 
@@ -563,7 +691,7 @@ impl<T: Input, O: Format> Block<'_, '_, T, O> {
             let p0 = kb * kc;
             let kcb = kc.min(k - p0);
             let apack = &mut apack[..row_tiles * MR * kcb];
-            pack_a::<T, MR>(&a, self.i0, rows, p0, kcb, apack);
+            pack_a::<T, E, MR>(&a, self.i0, rows, p0, kcb, apack);
             let last = kb + 1 == kblocks;
             for jt in 0..col_tiles {
                 let bp = &self.slab[jt * NR * k + p0 * NR..][..kcb * NR];
@@ -578,7 +706,7 @@ impl<T: Input, O: Format> Block<'_, '_, T, O> {
                     } else {
                         &mut local[..tile_len]
                     };
-                    kernel::micro_tile::<I, MR, NR>(kcb, ap, bp, t, kb > 0);
+                    E::tile::<I, MR, NR>(kcb, ap, bp, t, kb > 0);
                     if !last {
                         continue;
                     }
@@ -594,7 +722,10 @@ impl<T: Input, O: Format> Block<'_, '_, T, O> {
             }
         }
         for u in undecided {
-            let v = sh.resolve::<O>(self.bi, u, || sh.col_signs[self.bi * n + u.j]);
+            let v = match sh.retry::<O>(self.bi, &u) {
+                Some(v) => v,
+                None => sh.resolve::<O>(self.bi, u, || sh.col_signs[self.bi * n + u.j]),
+            };
             // SAFETY: (i, j) lies in this task's block.
             unsafe { self.out.write((self.bi * p.m + u.i) * n + u.j, v) };
         }
@@ -745,7 +876,22 @@ pub(crate) fn matmul<T: Input, O: Format>(
                 .collect()
         }
     };
-    let coeff = tier1_coeff(k, p.bias.is_some(), p.exact_sums, cfg.start_tier.is_none());
+    let tier1_on = cfg.start_tier.is_none();
+    let has_bias = p.bias.is_some();
+    let coeff64 = tier1_coeff(k, has_bias, p.exact_sums, tier1_on);
+    let float = !gemv
+        && k > 0
+        && !p.exact_sums
+        && narrow_input::<T>()
+        && cfg
+            .float_route
+            .unwrap_or_else(|| float_route::<T>(cfg.path));
+    let (coeff, abs_err, retry_coeff) = if float {
+        let (c, abs) = float_coeff::<T>(k, has_bias, tier1_on);
+        (c, abs, coeff64)
+    } else {
+        (coeff64, 0.0, f64::NAN)
+    };
     let bias: Vec<f64> = match &p.bias {
         Some(v) => v.iter().map(|&c| c as f64).collect(),
         None => vec![0.0; n],
@@ -760,6 +906,8 @@ pub(crate) fn matmul<T: Input, O: Format>(
         col_signs: cols.iter().map(|c| c.signs).collect(),
         bias_err: bias.iter().map(|c| coeff * c.abs()).collect(),
         bias,
+        abs_err,
+        retry_coeff,
     };
     if k == 0 {
         // Empty sums: the bias, or a signed zero.
@@ -805,9 +953,22 @@ pub(crate) fn matmul<T: Input, O: Format>(
     // Column blocks one after the other (each packs its B slab once, every thread
     // helping), row blocks of the block in parallel.
     let operand_bytes = (m + n) * k * std::mem::size_of::<T>();
-    let plan = Plan::new(cfg.path, m, k, cfg.kc_max, operand_bytes);
+    let plan = Plan::new(cfg.path, float, m, k, cfg.kc_max, operand_bytes);
+    if float {
+        gemm::<T, O, f32>(&sh, plan, outp);
+    } else {
+        gemm::<T, O, f64>(&sh, plan, outp);
+    }
+}
+
+/// The GEMM path on operands packed as `E` (the route).
+fn gemm<T: Input, O: Format, E: Route>(sh: &Shared<T>, plan: Plan, outp: Out<O>) {
+    let p = sh.p;
+    let (m, n, k) = (p.m, p.n, p.k);
+    let batch = p.a.len();
+    let cfg = sh.cfg;
     let row_blocks = m.div_ceil(plan.mc);
-    let mut slab = vec![0.0f64; plan.nc.min(n).div_ceil(plan.nr) * plan.nr * k];
+    let mut slab = vec![E::default(); plan.nc.min(n).div_ceil(plan.nr) * plan.nr * k];
     for bi in 0..batch {
         let b = p.b[bi];
         for j0 in (0..n).step_by(plan.nc) {
@@ -816,21 +977,24 @@ pub(crate) fn matmul<T: Input, O: Format>(
             pack_b_slab(&b, k, j0, cols, plan.nr, slab);
             let slab = &*slab;
             (0..row_blocks).into_par_iter().for_each(|rb| {
-                SCRATCH.with(|s| {
-                    let task = GemmTask {
-                        block: Block {
-                            sh: &sh,
-                            plan,
-                            bi,
-                            i0: rb * plan.mc,
-                            j0,
-                            cols,
-                            slab,
-                            out: outp,
-                        },
-                        scratch: &mut s.borrow_mut(),
-                    };
-                    run_on(cfg.path, task);
+                E::with_scratch(|apack| {
+                    SCRATCH.with(|acc| {
+                        let task = GemmTask {
+                            block: Block {
+                                sh,
+                                plan,
+                                bi,
+                                i0: rb * plan.mc,
+                                j0,
+                                cols,
+                                slab,
+                                out: outp,
+                            },
+                            apack,
+                            acc: &mut acc.borrow_mut(),
+                        };
+                        run_on(cfg.path, task);
+                    })
                 });
             });
         }

@@ -32,6 +32,48 @@
 //!    f8e4m3 products are multiples of 2^-18 below 2^17.7, so for k <= 2^17 every partial
 //!    sum is exact in f64 in any order: err = 0 (the one rounding of adding the bias is
 //!    covered by the test's own widening).
+//!
+//!    **The float route** (the GEMM on bf16 and f16 inputs, where `cpu::float_route`
+//!    takes it: bf16 on the AVX2 and baseline paths, where it was measured faster): the
+//!    products are summed in f32 multiply-adds, each lane in k order, in runs of R = 8
+//!    consecutive k (`kernel::RUN`, restarting at every k-block); the run sums are added
+//!    in f32 in groups of G = 8 runs (`kernel::GROUP`), and each group's sum is widened
+//!    exactly and added to the f64 sum of its output, in any order. The bound:
+//!    * every step rounds once: an FMA computes s + ab exactly and rounds it, and a
+//!      product of two bf16 (8-bit significands) or f16 (11-bit) values has at most 22
+//!      significant bits, so an unfused multiply is exact too, except that a bf16
+//!      product below 2^-126 may round (bf16 has f32's exponent range). With u = 2^-24,
+//!      each step's result is v (1 + d) + e with v the exact sum of its operands, |d| <=
+//!      u and |e| <= 2^-148 (at most 2^-150 from a product's rounding, 2^-150 from the
+//!      sum's in the subnormal range; e = 0 for f16 inputs, whose products and their
+//!      sums are multiples of 2^-48, and nonzero ones at least 2^-48, normal in f32);
+//!    * a run of r <= R products p_q (the first step, 0 + p, exact but for e) is within
+//!      ((1 + u)^(r-1) - 1) P + r (1 + u)^(r-1) 2^-148 of its exact sum, P = sum |p_q|
+//!      (Higham 4.3, recursive summation), so within gamma_(R-1) P + 2R 2^-148; a group
+//!      of g <= G run sums, recursively summed, adds gamma_(G-1) (1 + gamma_(R-1)) of
+//!      the sum of |products| of the group (sums of two f32 values that land below
+//!      2^-126 are exact: no e there). Over all groups: (gamma_(R-1) + gamma_(G-1) (1 +
+//!      gamma_(R-1))) sum|a_k b_k| + 2k 2^-148 <= (R + G - 2) u (1 + 2^-19) sum|a_k b_k|
+//!      + k 2^-147;
+//!    * the f64 sum of the groups' f32 sums (exact in f64) and the bias, at most k + 1
+//!      terms in any order, adds gamma_(k+1) (2^-53) of the sum of their magnitudes,
+//!      each within the above of its exact value;
+//!    * with Cauchy-Schwarz and the computed norms as above, the bound used, err = c
+//!      (|a| |b| + |bias|) + k 2^-145 (the last term for bf16 inputs and only when
+//!      |a| |b| > 0: a zero row or column gives exact zeros), c = ((R + G - 2) 2^-24 +
+//!      (k + 1 + bias) 2^-53) (1 + 2^-16), covers all of it and the roundings of its own
+//!      evaluation for k < 2^26.
+//!
+//!    Infinities and NaN: a product or sum beyond f32's range becomes +-inf (f32
+//!    overflows where the f64 route would not: bf16 values reach 2^128, their products
+//!    2^256), and +inf meeting -inf gives NaN; either one stays in the f64 sum, and the
+//!    rounding test never accepts a non-finite sum, so such an output goes on below
+//!    like every other the route leaves. With R + G - 2 = 14 the bound is about 2^-20
+//!    |a| |b|: at k = 576 it leaves about 3.5% of random bf16 outputs and 18% of f16
+//!    ones (their 11-bit outputs are finer). Those get a second try: the products in f32
+//!    (exact, or rounded by 2^-150 below 2^-126, covered by the same k 2^-145) summed
+//!    in f64 in any order (`kernel::dot_f32_products`), under the f64 route's bound plus
+//!    that term; what it leaves goes to tier 2.
 //! 2. Tier 2, for the outputs tier 1 leaves (with random data about 1 in 10^3 in f32 at
 //!    k = 576, fewer in bf16 and f16): a compensated dot product with error below 2^-52
 //!    relative plus (k + 8)^2 2^-106 |a| |b| (`crate::math::exact_dot::dot2`), tested the

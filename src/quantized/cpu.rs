@@ -528,7 +528,7 @@ impl<T: Input, O: Format> GemmTask<'_, '_, T, O> {
             let p0 = kb * kc;
             let kcb = kc.min(k - p0);
             let apack = &mut apack[..row_tiles * MR * kcb];
-            pack_a::<T, MR>(&p.x, self.i0, rows, p0, kcb, apack);
+            pack_a::<T, f64, MR>(&p.x, self.i0, rows, p0, kcb, apack);
             let last = kb + 1 == kblocks;
             for jt in 0..col_tiles {
                 let bp = &self.slab[jt * NR * k + p0 * NR..][..kcb * NR];
@@ -648,7 +648,7 @@ pub(crate) fn qmatmul<T: Input, O: Format>(
         return;
     }
     // The slab in f64 is at most NC_TILES rows of k: no larger than x and w as f64.
-    let plan = Plan::new(cfg.path, m, k, cfg.kc_max, (m + n) * k * 8);
+    let plan = Plan::new(cfg.path, false, m, k, cfg.kc_max, (m + n) * k * 8);
     let row_blocks = m.div_ceil(plan.mc);
     let mut slab = vec![0.0f64; plan.nc.min(n).div_ceil(plan.nr) * plan.nr * k];
     for j0 in (0..n).step_by(plan.nc) {
