@@ -6,7 +6,7 @@
 //! * F32: relative L2 error <= 1.2 x rustfft f32's at every power of two 2^1..2^20
 //!   (n = 16 is a radix 8 x 2 Stockham: as a DFT-GEMM it measured 1.28 x);
 //! * F64Internal <= 1e-7 everywhere, Ozaki <= 3e-7 for n <= 4096;
-//! * other n (DFT-GEMM for n < 16, Bluestein above) within 2 x the F32 error of the
+//! * other n (DFT-GEMM for n < 16, mixed radix or Bluestein above) within 2 x the F32 error of the
 //!   power of two at or above n;
 //! * every 2^a 3^b 5^c 7^d from 2 to 2^16 (the mixed-radix Stockham sizes): F32 relative
 //!   L2 error <= 1.25 x rustfft f32's (the worst ratios printed: 1.22 at n = 864 =
@@ -97,7 +97,8 @@ fn accuracy_table_powers_of_two() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Sizes that are not powers of two (DFT-GEMM up to 16, Bluestein above), against the F32
+/// Sizes that are not powers of two (DFT-GEMM up to 16, mixed radix (100, 1000, 100000)
+/// or Bluestein (12345) above), against the F32
 /// error of the power of two at or above n (measured on its own input).
 #[test]
 fn accuracy_table_other_sizes() {
@@ -167,7 +168,10 @@ fn accuracy_seven_smooth_sizes() {
             failures.push(format!("n={n}: F64Internal {f64e:.3e} > 1e-7"));
         }
     }
-    println!("{:>8} {:>10} {:>10} {:>7} {:>10}\n{some}", "n", "rustfft", "F32", "F32/rs", "F64Int");
+    println!(
+        "{:>8} {:>10} {:>10} {:>7} {:>10}\n{some}",
+        "n", "rustfft", "F32", "F32/rs", "F64Int"
+    );
     ratios.sort_by(|a, b| b.0.total_cmp(&a.0));
     let above = ratios.iter().filter(|r| r.0 > 1.1).count();
     println!(

@@ -34,7 +34,10 @@ fn butterfly_constants_are_the_generator_output_on_both_devices() {
     let mut n = 0;
     for (block, file, name) in [(rust, &rs, "scalar.rs"), (cuda, &cuh, "butterflies.cuh")] {
         for line in block.lines().filter(|l| l.contains("0x")) {
-            assert!(file.contains(line), "{name} lacks the generated line {line:?}");
+            assert!(
+                file.contains(line),
+                "{name} lacks the generated line {line:?}"
+            );
             n += 1;
         }
     }

@@ -35,15 +35,46 @@ fn bits(v: &[Complex32]) -> Vec<(u32, u32)> {
 /// Mixed-radix lengths: odd n (every stage on one lane), short and long power-of-two
 /// factors before the radix-7/5/3 stages, the audio lengths (400, 480, 44100, 48000).
 const MIXED: [usize; 30] = [
-    18, 20, 21, 24, 27, 45, 48, 49, 60, 80, 96, 105, 120, 125, 240, 343, 384, 400, 480, 1000,
-    1536, 2187, 2401, 3125, 6144, 10080, 20480, 44100, 48000, 3 << 15,
+    18,
+    20,
+    21,
+    24,
+    27,
+    45,
+    48,
+    49,
+    60,
+    80,
+    96,
+    105,
+    120,
+    125,
+    240,
+    343,
+    384,
+    400,
+    480,
+    1000,
+    1536,
+    2187,
+    2401,
+    3125,
+    6144,
+    10080,
+    20480,
+    44100,
+    48000,
+    3 << 15,
 ];
 
 #[test]
 fn every_path_gives_the_same_bits() {
     let paths = VectorPath::available();
     println!("paths on this CPU: {paths:?}");
-    for (p, n) in (1..=20).map(|p| (p, 1usize << p)).chain(MIXED.map(|n| (n as u32, n))) {
+    for (p, n) in (1..=20)
+        .map(|p| (p, 1usize << p))
+        .chain(MIXED.map(|n| (n as u32, n)))
+    {
         for precision in [Precision::F32, Precision::F64Internal] {
             let plan = FftPlan::new(n, precision).unwrap();
             // Two rows for the short transforms: the second row reuses the scratch.

@@ -204,9 +204,17 @@ mod tests {
                 let (c32, s32) = twiddle::<f32>(k as u64, r as u64);
                 let (c64, s64) = twiddle::<f64>(k as u64, r as u64);
                 assert_eq!(f32::BFLY[c0 + k - 1].to_bits(), c32.to_bits(), "C{r}_{k}");
-                assert_eq!(f32::BFLY[c0 + m + k - 1].to_bits(), (-s32).to_bits(), "S{r}_{k}");
+                assert_eq!(
+                    f32::BFLY[c0 + m + k - 1].to_bits(),
+                    (-s32).to_bits(),
+                    "S{r}_{k}"
+                );
                 assert_eq!(f64::BFLY[c0 + k - 1].to_bits(), c64.to_bits(), "C{r}_{k}");
-                assert_eq!(f64::BFLY[c0 + m + k - 1].to_bits(), (-s64).to_bits(), "S{r}_{k}");
+                assert_eq!(
+                    f64::BFLY[c0 + m + k - 1].to_bits(),
+                    (-s64).to_bits(),
+                    "S{r}_{k}"
+                );
             }
         }
     }

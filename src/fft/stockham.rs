@@ -1208,7 +1208,9 @@ mod tests {
 
     #[test]
     fn matches_the_defining_sum_in_f64() {
-        let lens = (1..=10).map(|p| 1usize << p).chain([3, 5, 7, 12, 45, 60, 98, 400, 441]);
+        let lens = (1..=10)
+            .map(|p| 1usize << p)
+            .chain([3, 5, 7, 12, 45, 60, 98, 400, 441]);
         for n in lens {
             let x_re: Vec<f64> = (0..n).map(|k| ((k * 7 + 3) % 11) as f64 - 5.0).collect();
             let x_im: Vec<f64> = (0..n).map(|k| ((k * 5 + 1) % 13) as f64 * 0.5).collect();
