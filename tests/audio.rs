@@ -564,7 +564,10 @@ fn golden_hashes() {
     .unwrap();
     let got = [common::fnv1a(&bits(&mel)), common::fnv1a(&common::bits(&s))];
     println!("golden: {got:#018x?}");
-    assert_eq!(got, [0x265b_548f_68d2_7f92, 0xb9db_ba4f_769b_afe6]);
+    // The STFT hash changed with the mixed-radix FFT (contract 0.3: its 400-point frames
+    // went through Bluestein before); the log-mel hash did not (its FFT runs at
+    // F64Internal, rounded once to f32: the same f32 values here either way).
+    assert_eq!(got, [0x265b_548f_68d2_7f92, 0x88b3_8130_162f_2283]);
 }
 
 /// Every audio kernel through its launch code on the emulated device, bit for bit against

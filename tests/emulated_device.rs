@@ -1699,7 +1699,7 @@ fn check_fft_plan(n: usize, mma_too: bool) -> usize {
 }
 
 /// Every plan kind through the device launch steps (`fft::cuda::transform`: DFT-GEMM,
-/// Stockham radix 2/4/8 stages, Bluestein's chirp steps, the Ozaki GEMM and stages, plain
+/// Stockham radix 2/4/8 and mixed-radix 3/5/7 stages, Bluestein's chirp steps, the Ozaki GEMM and stages, plain
 /// and on tensor cores) on rows with NaN, infinities, zeros and subnormals: every power of
 /// two 2^1..2^16 (2^20 below), n <= 16, Bluestein sizes, three precisions, forward and
 /// inverse, against the CPU plan.
@@ -1721,6 +1721,8 @@ fn fft_plans_match_the_cpu() {
     }
     for n in [
         1, 3, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 17, 24, 100, 127, 1000, 1155, 4097, 12345,
+        // Mixed radix (Stockham radix 8/4/2 then 7, 5, 3): odd n, the audio lengths.
+        18, 21, 45, 343, 400, 480, 2187, 3125,
     ] {
         total += check(n, n <= 1000);
     }

@@ -93,7 +93,10 @@ fn check(gpu: &Device, n: usize, mma: bool) -> usize {
     compared
 }
 
+/// Bluestein sizes (a prime factor >= 11) and, since the mixed radix (24, 100, 1000 before
+/// it), 2^a 3^b 5^c 7^d sizes.
 const BLUESTEIN: [usize; 9] = [17, 24, 100, 127, 1000, 1155, 4097, 12345, 65537];
+const MIXED: [usize; 8] = [45, 400, 480, 2187, 3125, 44100, 48000, 3 << 16];
 
 #[test]
 fn cuda_bits_equal_cpu_bits() {
@@ -105,7 +108,7 @@ fn cuda_bits_equal_cpu_bits() {
     for n in [1, 3, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15] {
         total += check(&gpu, n, false);
     }
-    for n in BLUESTEIN {
+    for n in BLUESTEIN.into_iter().chain(MIXED) {
         total += check(&gpu, n, false);
     }
     println!("FFT: {total} complex values, CUDA == CPU");

@@ -29,7 +29,9 @@ fn complex_rows(rows: usize, n: usize, seed: u64) -> Tensor {
 #[test]
 fn batch_position_invariance() {
     const BATCH: usize = 1000;
-    for n in [1024usize, 300] {
+    // 300 = 2^2 3 5^2 and 400 = 2^4 5^2: mixed radix (a one-lane first stage, vector
+    // odd-radix stages).
+    for n in [1024usize, 300, 400] {
         let batch = complex_rows(BATCH, n, n as u64);
         let real = Tensor::from_vec(
             normal_real(BATCH * n, 7 + n as u64),
@@ -74,7 +76,7 @@ fn batch_position_invariance() {
 /// The same batch in rayon pools of 1, 2 and 4 threads: identical bits.
 #[test]
 fn thread_count_invariance() {
-    for (rows, n) in [(64usize, 4096usize), (256, 1000), (3, 1 << 16)] {
+    for (rows, n) in [(64usize, 4096usize), (256, 1000), (200, 480), (3, 1 << 16)] {
         let batch = complex_rows(rows, n, 100 + n as u64);
         let real = Tensor::from_vec(
             normal_real(rows * n, 200 + n as u64),

@@ -1,7 +1,9 @@
 //! The FFT's vector paths give identical bits: the baseline (SSE2 / NEON), AVX2 and
 //! AVX-512 copies of the Stockham stage loops differ only in vector width, and every lane
-//! evaluates the same scalar operation DAG. Checked for every power of two 2^1..2^20
-//! (forward and inverse) at F32 and F64Internal, on the paths this CPU has.
+//! evaluates the same scalar operation DAG. Checked for every power of two 2^1..2^20 and
+//! for mixed-radix lengths 2^a 3^b 5^c 7^d (stages on vectors of every width and on one
+//! lane, odd n, long power-of-two factors) (forward and inverse) at F32 and F64Internal,
+//! on the paths this CPU has.
 
 use candle_repro::fft::{FftPlan, Precision};
 use candle_repro::math::VectorPath;
@@ -30,12 +32,49 @@ fn bits(v: &[Complex32]) -> Vec<(u32, u32)> {
     v.iter().map(|z| (z.re.to_bits(), z.im.to_bits())).collect()
 }
 
+/// Mixed-radix lengths: odd n (every stage on one lane), short and long power-of-two
+/// factors before the radix-7/5/3 stages, the audio lengths (400, 480, 44100, 48000).
+const MIXED: [usize; 30] = [
+    18,
+    20,
+    21,
+    24,
+    27,
+    45,
+    48,
+    49,
+    60,
+    80,
+    96,
+    105,
+    120,
+    125,
+    240,
+    343,
+    384,
+    400,
+    480,
+    1000,
+    1536,
+    2187,
+    2401,
+    3125,
+    6144,
+    10080,
+    20480,
+    44100,
+    48000,
+    3 << 15,
+];
+
 #[test]
 fn every_path_gives_the_same_bits() {
     let paths = VectorPath::available();
     println!("paths on this CPU: {paths:?}");
-    for p in 1..=20 {
-        let n = 1usize << p;
+    for (p, n) in (1..=20)
+        .map(|p| (p, 1usize << p))
+        .chain(MIXED.map(|n| (n as u32, n)))
+    {
         for precision in [Precision::F32, Precision::F64Internal] {
             let plan = FftPlan::new(n, precision).unwrap();
             // Two rows for the short transforms: the second row reuses the scratch.
@@ -75,6 +114,7 @@ fn real_rows_give_the_bits_of_their_complex_rows() {
     let paths = VectorPath::available();
     let mut lengths: Vec<usize> = (1..=20).map(|p| 1usize << p).collect();
     lengths.extend([1, 3, 5, 12, 100, 400, 1000]);
+    lengths.extend(MIXED);
     for &n in &lengths {
         for precision in [Precision::F32, Precision::F64Internal, Precision::Ozaki] {
             if precision == Precision::Ozaki && n > 4096 {

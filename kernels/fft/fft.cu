@@ -14,7 +14,7 @@
 //   repro_fft_deinterleave_<t>(total, inverse, inp, re, im)         total = rows n
 //   repro_fft_interleave_<t>(total, inverse, re, im, out)           total = rows n
 //   repro_fft_stockham<R>_<t>(total, len, ns, src_re, src_im, dst_re, dst_im, tw_re, tw_im)
-//                                                                   R = 2, 4, 8; total = rows len / R
+//                                                                   R = 2, 3, 4, 5, 7, 8; total = rows len / R
 //   repro_fft_stockham8_ozaki(total, len, ns, src.., dst.., tw.., w8_digits)
 //   repro_fft_gemm_<t>(total, n, x_re, x_im, out_re, out_im, w_re, w_im)   total = rows n
 //   repro_fft_gemm_ozaki(total, n, x_re, x_im, out_re, out_im, digits)     total = rows 2n
@@ -48,6 +48,9 @@ using namespace repro::fft;
     RM_FFT_STAGE(T, SUF, 2)                                                                 \
     RM_FFT_STAGE(T, SUF, 4)                                                                 \
     RM_FFT_STAGE(T, SUF, 8)                                                                 \
+    RM_FFT_STAGE(T, SUF, 3)                                                                 \
+    RM_FFT_STAGE(T, SUF, 5)                                                                 \
+    RM_FFT_STAGE(T, SUF, 7)                                                                 \
     extern "C" __global__ void __launch_bounds__(REPRO_FFT_BLOCK)                           \
         repro_fft_gemm_##SUF(size_t total, int n, const T* x_re, const T* x_im, T* out_re,  \
                              T* out_im, const T* w_re, const T* w_im) {                     \

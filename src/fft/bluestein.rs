@@ -1,5 +1,5 @@
-//! Bluestein's algorithm for any n that is not a power of two (and above the DFT-GEMM
-//! sizes): the DFT as a chirp-weighted cyclic convolution of length m = 2^ceil(log2(2n-1)),
+//! Bluestein's algorithm for any n with a prime factor >= 11 (above the DFT-GEMM sizes;
+//! the 7-smooth n run the mixed-radix Stockham): the DFT as a chirp-weighted cyclic convolution of length m = 2^ceil(log2(2n-1)),
 //! computed with power-of-two transforms.
 //!
 //! With c_j = exp(-pi i j^2 / n) (j^2 reduced mod 2n in integers, twiddles.rs) and

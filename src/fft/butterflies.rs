@@ -25,9 +25,32 @@
 //! with c = 1/sqrt 2 rounded to nearest. Relative to the dense 8x8 W8 product this DAG
 //! has fewer roundings, and it is the same product: W8 = (I_2 (x) DFT4) P D (DFT2 (x) I_4).
 //!
+//! DFT3, DFT5, DFT7: the symmetric form of an odd radix R = 2m + 1 (m = 1, 2, 3), with
+//! C_k = cos(2 pi k / R) and S_k = sin(2 pi k / R) (k = 1..m) rounded to nearest
+//! (`FftScalar::BFLY`, from `tools/gen_fft_butterfly_consts.py`). Sums run left to right,
+//! every product is rounded on its own, a real constant times a complex value is two real
+//! products:
+//! ```text
+//! a_k = v_k + v_{R-k}    b_k = v_k - v_{R-k}                 k = 1..m
+//! Y_0 = ((v_0 + a_1) + a_2) + a_3                            (as many terms as m)
+//! for q = 1..m, with p = q k mod R:
+//!   A_q = ((v_0 + c_{q,1} a_1) + c_{q,2} a_2) + c_{q,3} a_3   c_{q,k} = C_p, or C_{R-p} when p > m
+//!   B_q = ((S_q b_1) +- S_p' b_2) +- S_p'' b_3                + S_p when p <= m, - S_{R-p} when p > m
+//!   Y_q     = A_q - i B_q = (A_q.re + B_q.im, A_q.im - B_q.re)
+//!   Y_{R-q} = A_q + i B_q = (A_q.re - B_q.im, A_q.im + B_q.re)
+//! ```
+//! Written out for R = 3 (C_1 = -1/2, whose product is exact):
+//! ```text
+//! a = v1 + v2   b = v1 - v2   Y0 = v0 + a   A = v0 + C_1 a   B = S_1 b
+//! Y1 = (A.re + B.im, A.im - B.re)   Y2 = (A.re - B.im, A.im + B.re)
+//! ```
+//! and for R = 5, q = 2 (2 * 2 = 4 > 2): A_2 = (v_0 + C_2 a_1) + C_1 a_2,
+//! B_2 = S_2 b_1 - S_1 b_2. This is the sum the DFT defines, grouped by the conjugate
+//! symmetry of its matrix: every output has m products per real part, no FMA.
+//!
 //! Complex multiplication (twiddles): `(a, b) (c, d) = (a c - b d, a d + b c)`.
 
-use super::scalar::FftScalar;
+use super::scalar::{BFLY_LEN, FftScalar, bfly_cos};
 use std::ops::{Add, Mul, Neg, Sub};
 
 /// What the DAGs need of a real type: IEEE +, -, *, exact negation and the W8 constant.
@@ -39,10 +62,13 @@ pub(crate) trait Arith:
 {
     /// 1/sqrt(2) rounded to nearest (`FftScalar::FRAC_1_SQRT_2`, in every lane).
     const W8_C: Self;
+    /// The odd-radix constants (`FftScalar::BFLY`, in every lane).
+    const BFLY: [Self; BFLY_LEN];
 }
 
 impl<T: FftScalar> Arith for T {
     const W8_C: T = T::FRAC_1_SQRT_2;
+    const BFLY: [T; BFLY_LEN] = T::BFLY;
 }
 
 pub(crate) use super::scalar::Cx;
@@ -116,13 +142,55 @@ pub(crate) fn dft8<T: Arith>(v: &mut [Cx<T>; 8]) {
     *v = [a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3]];
 }
 
-/// The radix-R DFT of `v` (R = 2, 4 or 8).
+/// DFT_R for an odd radix R = 3, 5 or 7: the symmetric DAG of the module comment.
+#[inline(always)]
+pub(crate) fn dft_odd<T: Arith, const R: usize>(v: &mut [Cx<T>; R]) {
+    let m = (R - 1) / 2;
+    let c0 = bfly_cos(R);
+    let x0 = v[0];
+    let mut a = [x0; 3];
+    let mut b = [x0; 3];
+    for k in 1..=m {
+        a[k - 1] = v[k].add(v[R - k]);
+        b[k - 1] = v[k].sub(v[R - k]);
+    }
+    let mut y0 = x0;
+    for ak in a.iter().take(m) {
+        y0 = y0.add(*ak);
+    }
+    v[0] = y0;
+    for q in 1..=m {
+        let (mut ar, mut ai) = (x0.re, x0.im);
+        let (mut br, mut bi) = (x0.re, x0.im);
+        for k in 1..=m {
+            let p = (q * k) % R;
+            let (i, neg) = if p <= m { (p, false) } else { (R - p, true) };
+            let c = T::BFLY[c0 + i - 1];
+            let s = T::BFLY[c0 + m + i - 1];
+            ar = ar + c * a[k - 1].re;
+            ai = ai + c * a[k - 1].im;
+            let (tr, ti) = (s * b[k - 1].re, s * b[k - 1].im);
+            if k == 1 {
+                (br, bi) = (tr, ti);
+            } else if neg {
+                (br, bi) = (br - tr, bi - ti);
+            } else {
+                (br, bi) = (br + tr, bi + ti);
+            }
+        }
+        v[q] = Cx::new(ar + bi, ai - br);
+        v[R - q] = Cx::new(ar - bi, ai + br);
+    }
+}
+
+/// The radix-R DFT of `v` (R = 2, 3, 4, 5, 7 or 8).
 #[inline(always)]
 pub(crate) fn dft<T: Arith, const R: usize>(v: &mut [Cx<T>; R]) {
     // The casts are between identical types once R is fixed; `match` on a constant
     // disappears after monomorphization.
     match R {
         2 => dft2((v.as_mut_slice()).try_into().unwrap()),
+        3 | 5 | 7 => dft_odd::<T, R>(v),
         4 => dft4((v.as_mut_slice()).try_into().unwrap()),
         8 => dft8((v.as_mut_slice()).try_into().unwrap()),
         _ => unreachable!("radix {R} is not planned"),
@@ -153,7 +221,10 @@ mod tests {
     #[test]
     fn butterflies_are_dfts() {
         check::<2>();
+        check::<3>();
         check::<4>();
+        check::<5>();
+        check::<7>();
         check::<8>();
     }
 }

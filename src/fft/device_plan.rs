@@ -93,10 +93,11 @@ pub enum Step {
         src: usize,
         /// The buffer written (never `src`: stages ping-pong).
         dst: usize,
-        /// Row length of the transform this stage belongs to: n, or Bluestein's m (a power
-        /// of two either way); a launch runs rows * len / radix butterflies.
+        /// Row length of the transform this stage belongs to: n (2^a 3^b 5^c 7^d), or
+        /// Bluestein's m (a power of two); a launch runs rows * len / radix butterflies.
         len: usize,
-        /// The stage's radix: 8, or 4 or 2 for the last stage.
+        /// The stage's radix: 8, then 4 or 2 for the rest of the power of two, then 7, 5
+        /// and 3 (`stockham::radices`).
         radix: usize,
         /// Product of the radices of the earlier stages (1 for the first stage).
         ns: usize,

@@ -6,7 +6,7 @@
 //! NaN canonicalization) only move values.
 
 use super::butterflies::{Arith, Cx};
-use super::scalar::FftScalar;
+use super::scalar::{BFLY_LEN, FftScalar};
 use num_complex::Complex32;
 
 const CANONICAL_NAN: f32 = f32::from_bits(0x7FC0_0000);
@@ -155,6 +155,15 @@ impl<T: FftScalar, const W: usize> std::ops::Neg for V<T, W> {
 
 impl<T: FftScalar, const W: usize> Arith for V<T, W> {
     const W8_C: Self = V([T::FRAC_1_SQRT_2; W]);
+    const BFLY: [Self; BFLY_LEN] = {
+        let mut a = [V([T::ZERO; W]); BFLY_LEN];
+        let mut i = 0;
+        while i < BFLY_LEN {
+            a[i] = V([T::BFLY[i]; W]);
+            i += 1;
+        }
+        a
+    };
 }
 
 impl<T: FftScalar, const W: usize> Lanes<T> for V<T, W> {
@@ -177,7 +186,7 @@ impl<T: FftScalar, const W: usize> Lanes<T> for V<T, W> {
 /// inside the `#[target_feature]` copies that have the instructions.
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86 {
-    use super::{Arith, Cx, Lanes};
+    use super::{Arith, BFLY_LEN, Cx, Lanes};
     use num_complex::Complex32;
     use std::arch::x86_64::*;
 
@@ -224,6 +233,18 @@ pub(crate) mod x86 {
                 const W8_C: Self = $name(unsafe {
                     std::mem::transmute::<[$t; $w], $v>([<$t as Arith>::W8_C; $w])
                 });
+                const BFLY: [Self; BFLY_LEN] = {
+                    let mut a = [Self::W8_C; BFLY_LEN];
+                    let mut i = 0;
+                    while i < BFLY_LEN {
+                        // SAFETY: as for W8_C.
+                        a[i] = $name(unsafe {
+                            std::mem::transmute::<[$t; $w], $v>([<$t as Arith>::BFLY[i]; $w])
+                        });
+                        i += 1;
+                    }
+                    a
+                };
             }
             impl Lanes<$t> for $name {
                 const W: usize = $w;

@@ -8,8 +8,8 @@
 //!   transform kinds and normalizations in [`kind`](mod@kind), shared with the device half).
 //!
 //! One file per algorithm: [`dft_gemm`](mod@dft_gemm) (small n as a matrix product),
-//! [`stockham`](mod@stockham) (radix-8 autosort stages), [`bluestein`](mod@bluestein)
-//! (every other n), [`ozaki`](mod@ozaki) (exact bf16 slice products for tensor cores);
+//! [`stockham`](mod@stockham) (autosort stages of radix 8/4/2, 7, 5 and 3 for every
+//! n = 2^a 3^b 5^c 7^d), [`bluestein`](mod@bluestein) (every other n), [`ozaki`](mod@ozaki) (exact bf16 slice products for tensor cores);
 //! [`butterflies`](mod@butterflies) holds the operation DAGs both devices evaluate,
 //! [`twiddles`](mod@twiddles) the correctly rounded twiddle tables, `lanes` the vector
 //! types the stages run on, and [`plan`](mod@plan) the planner, a pure function of

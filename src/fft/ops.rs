@@ -463,8 +463,8 @@ pub fn ifft(x: &Tensor, norm: Norm) -> Result<Tensor> {
 /// use candle_core::{Device, Tensor};
 /// use candle_repro::fft::{Norm, Precision, fft_with, ifft_with};
 ///
-/// // n = 20 goes through Bluestein (a length-64 convolution).
-/// let x = Tensor::arange(0f32, 40., &Device::Cpu)?.reshape((20, 2))?;
+/// // n = 22 = 2 * 11 goes through Bluestein (a length-64 convolution).
+/// let x = Tensor::arange(0f32, 44., &Device::Cpu)?.reshape((22, 2))?;
 /// let p = Precision::F64Internal;
 /// let back = ifft_with(&fft_with(&x, Norm::Backward, p)?, Norm::Backward, p)?;
 /// let err = (&back - &x)?.abs()?.max_all()?.to_scalar::<f32>()?;

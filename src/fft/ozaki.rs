@@ -1,6 +1,12 @@
 //! `Precision::Ozaki`: the DFT-GEMM and W8 products evaluated exactly on bf16 slices, so
 //! that tensor cores (bf16 multiply, f32 accumulate) give the CPU's bits.
 //!
+//! In a Stockham plan only the radix-8 stages use the sliced W8 product; the radix-4/2
+//! stages (entries 0, +-1, +-i) and the mixed-radix 3/5/7 stages keep their butterfly
+//! DAGs (butterflies.rs), as under `Precision::F32`: a 3x3, 5x5 or 7x7 product is too
+//! small for a tensor-core tile to pay, and the DAG's m products per output are already
+//! fewer than the dense product's.
+//!
 //! Split. A vector x (one butterfly's 8 complex inputs as 16 reals, or one DFT-GEMM row's
 //! 2n reals) gets **one** power-of-two scale sigma = 2^e > max |x_k| (e from the exponent
 //! bits of the max, which is exact), and every element is cut into S balanced base-256

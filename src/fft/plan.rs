@@ -5,11 +5,12 @@
 //! | 1 | identity |
 //! | 2..=8, and 9..=16 other than 16 | DFT-GEMM (dft_gemm.rs) |
 //! | power of two >= 16 | Stockham radix-8 (stockham.rs) |
-//! | other n > 16 | Bluestein (bluestein.rs) over a power-of-two Stockham |
+//! | other 2^a 3^b 5^c 7^d > 16 | Stockham mixed radix 8/4/2, 7, 5, 3 (stockham.rs) |
+//! | every other n > 16 (a prime factor >= 11) | Bluestein (bluestein.rs) over a power-of-two Stockham |
 //!
 //! `Precision` picks the working type and the product: F32 (f32, butterfly DAGs),
 //! Ozaki (f32, DFT-GEMM and W8 products on exact bf16 slices, ozaki.rs) and F64Internal
-//! (f64 throughout, f32 out). Nothing here looks at the device, the CPU's features, the
+//! (f64 throughout, f32 out; the same stages). Nothing here looks at the device, the CPU's features, the
 //! thread count or the batch, so a transform's bits never depend on them.
 
 use super::bluestein::Bluestein;
@@ -78,7 +79,7 @@ impl<T: FftScalar> Kernel<T> {
                 SlicedMatrix::complex(n, &re, &im)
             });
             Kernel::Gemm(g, sliced)
-        } else if n.is_power_of_two() {
+        } else if super::stockham::is_smooth(n) {
             Kernel::Stockham(Stockham::new(n, ozaki))
         } else {
             Kernel::Bluestein(Box::new(Bluestein::new(n, ozaki)))

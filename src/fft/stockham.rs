@@ -1,5 +1,6 @@
-//! Stockham autosort FFT for n = 2^p: radix-8 stages, then one radix-4 or radix-2 stage
-//! for the leftover factor (p mod 3 = 2 or 1).
+//! Stockham autosort FFT for n = 2^a 3^b 5^c 7^d: radix-8 stages, then one radix-4 or
+//! radix-2 stage for the leftover power of two (a mod 3 = 2 or 1), then the radix-7, the
+//! radix-5 and the radix-3 stages ([`radices`]: one fixed sequence, a function of n).
 //!
 //! Stage s has radix R and `ns` = product of the radices before it (ns = 1 first). With
 //! `stride = n / R`, butterfly i (0 <= i < n/R, j = i mod ns, k = i / ns):
@@ -16,16 +17,20 @@
 //! lane runs the same scalar DAG. CUDA (`kernels/fft/fft.cu`) runs one thread per butterfly
 //! with the same DAG and the same twiddle tables.
 //!
+//! The power-of-two stages come first so that the odd-radix stages see ns a multiple of
+//! 2^a and run on vectors whenever the vector width divides 2^a; a stage whose ns the
+//! vector width does not suit (the first stages of a short power-of-two factor, every
+//! stage when n is odd) runs the same loop on one-lane vectors: the same DAG per
+//! butterfly, so the same bits.
+//!
 //! Error: each stage adds at most a few roundings of relative size 2^-24 (f32) per value
 //! and the twiddles are correctly rounded, so the relative L2 error grows like
 //! sqrt(log2 n) * 2^-24 (measured in tests/fft_accuracy.rs).
 
 use super::butterflies::{Cx, dft};
-#[cfg(not(target_arch = "x86_64"))]
-use super::lanes::V;
 #[cfg(target_arch = "x86_64")]
 use super::lanes::x86;
-use super::lanes::{Lanes, MAX_LANES, canonical};
+use super::lanes::{Lanes, MAX_LANES, V, canonical};
 use super::ozaki::SlicedMatrix;
 use super::scalar::FftScalar;
 use super::twiddles;
@@ -61,15 +66,35 @@ pub(crate) struct Stockham<T> {
     pub ozaki_w8: Option<SlicedMatrix>,
 }
 
-/// The radices for n = 2^p: radix 8 while at least 8 remains, then 4 or 2.
+/// True when n > 1 is 2^a 3^b 5^c 7^d (a transform [`Stockham`] can do).
+pub(crate) fn is_smooth(n: usize) -> bool {
+    let mut m = n;
+    for p in [2, 3, 5, 7] {
+        while m > 1 && m.is_multiple_of(p) {
+            m /= p;
+        }
+    }
+    n > 1 && m == 1
+}
+
+/// The radices for n = 2^a 3^b 5^c 7^d, in stage order: radix 8 while at least 8 of the
+/// power of two remains, then 4 or 2 for its rest, then d radix-7, c radix-5 and b
+/// radix-3 stages.
 pub(crate) fn radices(n: usize) -> Vec<usize> {
-    assert!(n.is_power_of_two());
+    assert!(is_smooth(n), "{n} is not 7-smooth");
     let p = n.trailing_zeros();
     let mut r = vec![8; (p / 3) as usize];
     match p % 3 {
         1 => r.push(2),
         2 => r.push(4),
         _ => {}
+    }
+    let mut m = n >> p;
+    for q in [7, 5, 3] {
+        while m.is_multiple_of(q) {
+            r.push(q);
+            m /= q;
+        }
     }
     r
 }
@@ -383,7 +408,9 @@ unsafe fn run<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
     // (a copy of the loops without the index swizzle).
     // SAFETY: as for run_with.
     unsafe {
-        if plan.n >= FUSE_MIN {
+        if !plan.n.is_power_of_two() {
+            run_mixed::<T, L>(plan, io)
+        } else if plan.n >= FUSE_MIN {
             run_with::<T, L>(plan, io)
         } else {
             run_plain::<T, L>(plan, io)
@@ -470,6 +497,152 @@ unsafe fn run_plain<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
     }
     // SAFETY: as for run.
     unsafe { copy_back_if_odd(io, n, plan.stages.len()) };
+}
+
+/// True when a stage runs on vectors of W lanes (`stage_v`): W divides ns (then W divides
+/// the stride n / R too, a multiple of ns), or the radix is a power of two, ns divides W
+/// and W divides the stride (the transposed stores).
+fn vector_stage_fits(radix: usize, ns: usize, n: usize, w: usize) -> bool {
+    ns.is_multiple_of(w)
+        || (radix.is_power_of_two()
+            && ns < w
+            && w.is_multiple_of(ns)
+            && (n / radix).is_multiple_of(w))
+}
+
+/// `run` for n not a power of two (mixed radix): an interleaved input is first converted
+/// to split buffers (exactly, conjugated when asked: the values the first stage would
+/// read), then one pass per stage in the plain layout, each stage on vectors L where they
+/// fit (`vector_stage_fits`) and on one-lane vectors elsewhere (the same DAG per
+/// butterfly), then the split result is rounded to the interleaved output (as `CxDst`).
+#[inline(always)]
+unsafe fn run_mixed<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
+    let n = plan.n;
+    // SAFETY: as for run.
+    let (a, b) = unsafe { buffer_pairs(io, n) };
+    if let Io::Interleaved { src, conj, .. } = io {
+        // SAFETY: n values at src, pair a holds n values apart from it (scratch).
+        unsafe { convert_in::<T, L>(src, conj, a, n) };
+    }
+    for (s, st) in plan.stages.iter().enumerate() {
+        let (from, to) = if s % 2 == 0 { (a, b) } else { (b, a) };
+        let src = SplitSrc {
+            re: from.0 as *const T,
+            im: from.1 as *const T,
+            swz: false,
+        };
+        let dst = SplitDst {
+            re: to.0,
+            im: to.1,
+            swz: false,
+        };
+        // SAFETY: as for run (each buffer pair is n long and the two are distinct).
+        unsafe {
+            if vector_stage_fits(st.radix, st.ns, n, L::W) {
+                stage_r::<T, L, _, _>(st, n, &src, &dst)
+            } else {
+                stage_one_lane(st, n, &src, &dst)
+            }
+        }
+    }
+    let at = if plan.stages.len() % 2 == 1 { b } else { a };
+    match io {
+        // SAFETY: as for run.
+        Io::Split { .. } => unsafe { copy_back_if_odd(io, n, plan.stages.len()) },
+        // SAFETY: n values at dst, apart from the scratch pair `at`.
+        Io::Interleaved { dst, conj, .. } => unsafe { convert_out::<T, L>(at, dst, conj, n) },
+    }
+}
+
+/// A stage on one-lane vectors (`run_mixed` where the vector width does not fit): one copy
+/// per type, outside the per-instruction-set copies (one lane needs no vector unit).
+///
+/// # Safety
+/// As for stage_v.
+#[inline(never)]
+unsafe fn stage_one_lane<T: FftScalar>(
+    st: &Stage<T>,
+    n: usize,
+    src: &SplitSrc<T>,
+    dst: &SplitDst<T>,
+) {
+    // SAFETY: the caller's; one lane divides every stride.
+    unsafe { stage_r::<T, V<T, 1>, _, _>(st, n, src, dst) }
+}
+
+/// The interleaved (or real) f32 input to the split pair `to`, converted to T (exact), im
+/// negated when `conj`: what `CxSrc` / `RealSrc` give the first stage.
+///
+/// # Safety
+/// n values at the input, n in each buffer of `to`, not overlapping it.
+#[inline(always)]
+unsafe fn convert_in<T: FftScalar, L: Lanes<T>>(
+    src: Input,
+    conj: bool,
+    to: (*mut T, *mut T),
+    n: usize,
+) {
+    let w = if n.is_multiple_of(L::W) { L::W } else { 1 };
+    let dst = SplitDst {
+        re: to.0,
+        im: to.1,
+        swz: false,
+    };
+    // SAFETY (both loops): at + W <= n for the vector loop (W divides n), at < n for the
+    // one-lane loop.
+    unsafe {
+        if w == L::W {
+            for at in (0..n).step_by(w) {
+                let v: Cx<L> = match src {
+                    Input::Complex(p) => Source::<T, L>::load(&CxSrc { p, conj }, at),
+                    Input::Real(p) => Source::<T, L>::load(&RealSrc { p }, at),
+                };
+                Sink::<T, L>::store(&dst, at, v);
+            }
+        } else {
+            for at in 0..n {
+                let v: Cx<V<T, 1>> = match src {
+                    Input::Complex(p) => Source::<T, V<T, 1>>::load(&CxSrc { p, conj }, at),
+                    Input::Real(p) => Source::<T, V<T, 1>>::load(&RealSrc { p }, at),
+                };
+                Sink::<T, V<T, 1>>::store(&dst, at, v);
+            }
+        }
+    }
+}
+
+/// The split pair `from` to the interleaved f32 output: rounded once, conjugated when
+/// `conj`, NaNs canonical (`CxDst`).
+///
+/// # Safety
+/// n values in each buffer of `from` and at dst, not overlapping.
+#[inline(always)]
+unsafe fn convert_out<T: FftScalar, L: Lanes<T>>(
+    from: (*mut T, *mut T),
+    dst: *mut Complex32,
+    conj: bool,
+    n: usize,
+) {
+    let src = SplitSrc {
+        re: from.0 as *const T,
+        im: from.1 as *const T,
+        swz: false,
+    };
+    let out = CxDst { p: dst, conj };
+    // SAFETY: as for convert_in.
+    unsafe {
+        if n.is_multiple_of(L::W) {
+            for at in (0..n).step_by(L::W) {
+                let v: Cx<L> = Source::<T, L>::load(&src, at);
+                Sink::<T, L>::store(&out, at, v);
+            }
+        } else {
+            for at in 0..n {
+                let v: Cx<V<T, 1>> = Source::<T, V<T, 1>>::load(&src, at);
+                Sink::<T, V<T, 1>>::store(&out, at, v);
+            }
+        }
+    }
 }
 
 /// `run` for long transforms: the intermediate buffers in the swizzled layout, and each
@@ -565,6 +738,9 @@ unsafe fn stage_r<T: FftScalar, L: Lanes<T>, S: Source<T, L>, D: Sink<T, L>>(
             8 => stage_v::<T, 8, L, S, D>(st, n, src, dst),
             4 => stage_v::<T, 4, L, S, D>(st, n, src, dst),
             2 => stage_v::<T, 2, L, S, D>(st, n, src, dst),
+            7 => stage_v::<T, 7, L, S, D>(st, n, src, dst),
+            5 => stage_v::<T, 5, L, S, D>(st, n, src, dst),
+            3 => stage_v::<T, 3, L, S, D>(st, n, src, dst),
             r => unreachable!("radix {r}"),
         }
     }
@@ -715,7 +891,9 @@ unsafe fn stage_v<T: FftScalar, const R: usize, L: Lanes<T>, S, D>(
     let ns = st.ns;
     debug_assert!(stride.is_multiple_of(w));
     let (twr, twi) = (st.tw_re.as_ptr(), st.tw_im.as_ptr());
-    if ns >= w {
+    // Odd radices always have W | ns (vector_stage_fits): the transposed stores are for
+    // the power-of-two radices only.
+    if ns >= w || !R.is_power_of_two() {
         for k in 0..stride / ns {
             for j in (0..ns).step_by(w) {
                 let i = k * ns + j;
@@ -915,6 +1093,11 @@ pub(crate) fn execute_portable<T: FftScalar>(
             }),
             (4, _) => stage::<T, 4>(st, src_re, src_im, dst_re, dst_im, dft::<T, 4>),
             (2, _) => stage::<T, 2>(st, src_re, src_im, dst_re, dst_im, dft::<T, 2>),
+            // Precision::Ozaki too: the odd radices keep their DAGs (module comment of
+            // ozaki.rs).
+            (7, _) => stage::<T, 7>(st, src_re, src_im, dst_re, dst_im, dft::<T, 7>),
+            (5, _) => stage::<T, 5>(st, src_re, src_im, dst_re, dst_im, dft::<T, 5>),
+            (3, _) => stage::<T, 3>(st, src_re, src_im, dst_re, dst_im, dft::<T, 3>),
             (r, _) => unreachable!("radix {r}"),
         }
         in_data = !in_data;
@@ -1017,12 +1200,18 @@ mod tests {
         assert_eq!(radices(8), vec![8]);
         assert_eq!(radices(1024), vec![8, 8, 8, 2]);
         assert_eq!(radices(1 << 20), vec![8, 8, 8, 8, 8, 8, 4]);
+        assert_eq!(radices(400), vec![8, 2, 5, 5]);
+        assert_eq!(radices(3 * 5 * 7 * 7 * 16), vec![8, 2, 7, 7, 5, 3]);
+        assert_eq!(radices(9), vec![3, 3]);
+        assert!(!is_smooth(1) && !is_smooth(11) && !is_smooth(22) && is_smooth(2));
     }
 
     #[test]
     fn matches_the_defining_sum_in_f64() {
-        for p in 1..=10 {
-            let n = 1usize << p;
+        let lens = (1..=10)
+            .map(|p| 1usize << p)
+            .chain([3, 5, 7, 12, 45, 60, 98, 400, 441]);
+        for n in lens {
             let x_re: Vec<f64> = (0..n).map(|k| ((k * 7 + 3) % 11) as f64 - 5.0).collect();
             let x_im: Vec<f64> = (0..n).map(|k| ((k * 5 + 1) % 13) as f64 * 0.5).collect();
             let (mut re, mut im) = (x_re.clone(), x_im.clone());
