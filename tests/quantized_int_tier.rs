@@ -7,6 +7,11 @@
 //!   every quantized type, f32/bf16/f16 x, random x, x spread over 2^-40..2^40 inside one
 //!   block (the tail the slices leave), cancelling rows, NaN/inf rows, a built row whose
 //!   rounding only the tail decides;
+//! * its rounding coefficient (nb + 8) 2^-53 is needed in full: rows built so that the
+//!   tier's own block-order sum loses 62 small blocks whole while Cauchy-Schwarz is tight
+//!   (error about 0.86 of the bound, each row asserting it), so that half the coefficient
+//!   accepts the wrong neighbour (issue 31); the same rows through the CUDA product on the
+//!   emulated device (which has no integer tier: a bits check);
 //! * on typical data it decides nearly every output itself (it is not silently deferring
 //!   everything to the f64 tier).
 // Needs the workspace tools; skipped in the packaged crate (see build.rs).
@@ -22,6 +27,8 @@ use candle_repro::quantized::{QMatMul, int_tier_decided, qmatmul_with_config};
 #[path = "common/lcg.rs"]
 mod lcg;
 use lcg::Lcg;
+#[path = "common/emu.rs"]
+mod emu;
 #[path = "common/quant_oracle.rs"]
 mod quant_oracle;
 use quant_oracle::*;
@@ -371,5 +378,243 @@ fn an_infinite_scale_facing_zeros_is_nan() {
             DType::F32,
             "inf scale facing zeros",
         );
+    }
+}
+
+/// A K-quant block (Q6_K or Q4_K) with d = `d` (a power of two, f16), every code 0 but the
+/// `entries` (index, sc, q) (sc per group: the entries' groups distinct), mins and dmin 0.
+fn kquant_block(ty: GgmlDType, d: f64, entries: &[(usize, i32, i32)]) -> Vec<u8> {
+    let dbits = half::f16::from_f64(d);
+    assert_eq!(dbits.to_f64(), d, "d = {d:e} is not an f16");
+    let mut b = vec![0u8; block_geometry(ty).1];
+    match ty {
+        GgmlDType::Q6K => {
+            // Code q + 32 in 6 bits: the low 4 in ql, the high 2 in qh (ggml's layout).
+            let put = |b: &mut [u8], idx: usize, raw: u8| {
+                let (h, r) = (idx / 128, idx % 128);
+                let (part, l) = (r / 32, r % 32);
+                let ql = 64 * h + l + 32 * (part & 1);
+                b[ql] = (b[ql] & !(0xF << (4 * (part >> 1)))) | ((raw & 0xF) << (4 * (part >> 1)));
+                let qh = 128 + 32 * h + l;
+                b[qh] = (b[qh] & !(3 << (2 * part))) | ((raw >> 4) << (2 * part));
+            };
+            for idx in 0..256 {
+                put(&mut b, idx, 32);
+            }
+            for &(idx, sc, q) in entries {
+                assert!((-32..32).contains(&q) && (-128..128).contains(&sc));
+                put(&mut b, idx, (q + 32) as u8);
+                b[192 + idx / 16] = sc as i8 as u8;
+            }
+            b[208..210].copy_from_slice(&dbits.to_bits().to_le_bytes());
+        }
+        GgmlDType::Q4K => {
+            for &(idx, sc, q) in entries {
+                // Groups 0..3 only: their 6-bit scales are the low bits of bytes 4..8.
+                assert!(idx < 128 && (0..16).contains(&q) && (0..64).contains(&sc));
+                let (j, r) = (idx / 64, idx % 64);
+                let at = 16 + 32 * j + r % 32;
+                b[at] |= (q as u8) << (4 * (r / 32));
+                b[4 + idx / 32] = sc as u8;
+            }
+            b[0..2].copy_from_slice(&dbits.to_bits().to_le_bytes());
+        }
+        _ => unreachable!(),
+    }
+    b
+}
+
+/// The precision of a dtype.
+fn precision(dt: DType) -> i32 {
+    match dt {
+        DType::F32 => 24,
+        DType::BF16 => 8,
+        _ => 11,
+    }
+}
+
+/// v (a normal f64 in dt's normal range) rounded to dt's precision, nearest even, once.
+fn round_once(v: f64, dt: DType) -> f64 {
+    let e = ((v.to_bits() >> 52) & 0x7FF) as i32 - 1023;
+    let q = 2f64.powi(e + 1 - precision(dt));
+    (v / q).round_ties_even() * q
+}
+
+/// The largest value of dt below v (v > 0, a dt value).
+fn below(v: f64, dt: DType) -> f64 {
+    match dt {
+        DType::F32 => f32::from_bits((v as f32).to_bits() - 1) as f64,
+        DType::BF16 => half::bf16::from_bits(half::bf16::from_f64(v).to_bits() - 1).to_f64(),
+        _ => half::f16::from_bits(half::f16::from_f64(v).to_bits() - 1).to_f64(),
+    }
+}
+
+/// v as an integer multiple of 2^-100 (exactly; checked).
+fn fixed(v: f64) -> i128 {
+    let s = v * 2f64.powi(100);
+    assert!(
+        s.fract() == 0.0 && s.abs() < 2f64.powi(120),
+        "{v:e} is not fixed-point"
+    );
+    s as i128
+}
+
+/// Rows whose rounding only the full coefficient (nb + 8) 2^-53 of the integer tier's
+/// bound decides (issue 31), for a weight `ty` (Q6_K, or Q4_K with dmin 0) and x of `dt`,
+/// k = 64 blocks of 256. Block 0 holds two products, X W = 2^e and X' W' = 2^(e-p) (p the
+/// output's precision), so its value is the output midpoint 2^e (1 + 2^-p); block 1 one
+/// product, +-g ulp (ulp = 2^(e-52), g = 25); blocks 2..63 one product each, -+(1 - delta)
+/// half an ulp (delta = 2^-p or 2^-10). Every product and every block's value is exact
+/// in f64 and d is a power of two, so each block's T and T (A 2^(E-F)) are exact: the
+/// only roundings are the tier's additions of the blocks in order (the module header),
+/// and each of the 62 small blocks is lost whole. The computed sum is y = midpoint +- 25
+/// ulp, the exact one y -+ 62 (1 - delta)/2 ulp: across the midpoint. Cauchy-Schwarz is
+/// tight (|x| |w| within 2^-8 of the sum of |x w|), so the error, 31 (1 - delta) ulp, is
+/// about 0.86 of the proven bound (64 + 8) 2^-53 |x| P_j = 36 ulp: the bound at 1/2 (18
+/// ulp, and the rounding test's own widening 2 ulp) accepts round(y), the wrong
+/// neighbour; the whole bound sends the output on. The four rows: both signs of the
+/// output, both directions of the lost blocks. Each row asserts these properties itself.
+/// Returns (x, the weight bytes, the wanted bits).
+fn coefficient_rows(ty: GgmlDType, dt: DType) -> (Vec<f64>, Vec<u8>, Vec<u32>) {
+    const NB: usize = 64;
+    const G: f64 = 25.0;
+    let k = NB * 256;
+    let p = precision(dt);
+    // (e, d of block 0, its codes W = d cq, W' = d: cq = 2^b; X and X'; d of the others).
+    let b = if dt == DType::F32 { 8 } else { 4 };
+    let cq = 1 << b;
+    let (e, d0, ds) = match dt {
+        DType::F32 | DType::BF16 => (0, 2f64.powi(-b), 2f64.powi(-14)),
+        // f16: x needs its subnormals and the weights an f16 d of 2^-24 for the small
+        // products at 2^(e-53); e = 15 keeps the output below f16's largest value.
+        _ => (15, 16.0, 2f64.powi(-24)),
+    };
+    let (w0, w1) = (d0 * cq as f64, d0);
+    let (x0, x1) = (2f64.powi(e) / w0, 2f64.powi(e - p) / w1);
+    let ulp = 2f64.powi(e - 52);
+    let gap_x = G * ulp / ds;
+    let small_x = below(0.5 * ulp / ds, dt);
+    // Block 0's cq = sc q, within both types' code ranges.
+    let (sc0, q0) = if b == 8 { (32, 8) } else { (2, 8) };
+    let mut w = kquant_block(ty, d0, &[(0, sc0, q0), (32, 1, 1)]);
+    for _ in 1..NB {
+        w.extend(kquant_block(ty, ds, &[(0, 1, 1)]));
+    }
+    let wv = oracle_weights(ty, &w);
+    assert_eq!(
+        (wv[0], wv[32], wv[256], wv[512]),
+        (w0, w1, ds, ds),
+        "{ty:?} block layout"
+    );
+    assert_eq!(wv.iter().filter(|&&v| v != 0.0).count(), NB + 1);
+    let mut xs = Vec::new();
+    let mut want = Vec::new();
+    for (sign, up) in [(1.0, true), (1.0, false), (-1.0, true), (-1.0, false)] {
+        // up: y below the midpoint, the lost blocks positive (the exact sum above it).
+        let dir = if up { 1.0 } else { -1.0 };
+        let mut x = vec![0f64; k];
+        x[0] = sign * x0;
+        x[32] = sign * x1;
+        x[256] = -sign * dir * gap_x;
+        for bl in 2..NB {
+            x[256 * bl] = sign * dir * small_x;
+        }
+        for &v in &x {
+            assert_eq!(into_dtype(v, dt), v, "{v:e} is not a {dt:?}");
+        }
+        // Each block's value (exact: checked in fixed point), added in block order.
+        let block = |bl: usize| -> (f64, i128) {
+            let r = 256 * bl..256 * (bl + 1);
+            let exact: i128 = r.clone().map(|t| fixed(x[t] * wv[t])).sum();
+            let v: f64 = r.map(|t| x[t] * wv[t]).sum();
+            assert_eq!(fixed(v), exact, "block {bl} is not exact in f64");
+            (v, exact)
+        };
+        let (mut y, mut exact) = (0f64, 0i128);
+        for bl in 0..NB {
+            let (v, e) = block(bl);
+            y += v;
+            exact += e;
+        }
+        let mid = sign * 2f64.powi(e) * (1.0 + 2f64.powi(-p));
+        assert_eq!(y, mid - sign * dir * G * ulp, "the lost blocks");
+        let err = (exact - fixed(y)).unsigned_abs() as f64 * 2f64.powi(-100);
+        let norm = |v: &[f64]| v.iter().map(|a| a * a).sum::<f64>().sqrt();
+        let bound =
+            (NB + 8) as f64 * 2f64.powi(-53) * (1.0 + 2f64.powi(-20)) * norm(&x) * norm(&wv);
+        let ratio = err / bound;
+        assert!(ratio > 0.8, "{ty:?} {dt:?}: error / bound {ratio}");
+        // The rounding test with half the coefficient (its widening included) accepts
+        // round(y); the exact sum lies across the midpoint.
+        let d = 0.5 * bound * (1.0 + 2f64.powi(-36)) + y.abs() * 2f64.powi(-51);
+        let wrong = round_once(y, dt);
+        assert_eq!(round_once(y - d, dt), wrong);
+        assert_eq!(round_once(y + d, dt), wrong);
+        assert!(
+            (exact - fixed(mid)) * (fixed(y) - fixed(mid)) < 0,
+            "not across"
+        );
+        let right = mpfr_oracle::dot(&x, &wv, None, fmt(dt));
+        assert_eq!(
+            right,
+            2.0 * mid - wrong,
+            "MPFR: the neighbour across the midpoint"
+        );
+        // and the whole bound does not decide.
+        let d = bound + y.abs() * 2f64.powi(-51);
+        assert_ne!(round_once(y - d, dt), round_once(y + d, dt));
+        want.push(expected_bits(right, dt));
+        xs.extend(x);
+    }
+    (xs, w, want)
+}
+
+/// The integer tier's rounding coefficient, (nb + 8) 2^-53 (1 + 2^-20), is needed in
+/// full: `coefficient_rows` on every vector path (the tier is on by default for the
+/// K-quants), four rows at once (R = 4) and the first alone (R = 1), f32/bf16/f16 x.
+#[test]
+fn the_rounding_coefficient_is_needed_in_full() {
+    let k = 64 * 256;
+    for ty in [GgmlDType::Q6K, GgmlDType::Q4K] {
+        for dt in DTYPES {
+            let (x, wbytes, want) = coefficient_rows(ty, dt);
+            let q = QMatMul::from_qtensor(qtensor(ty, &wbytes, 1, k)).unwrap();
+            for (m, want) in [(4, &want[..]), (1, &want[..1])] {
+                let (_, xt) = input(&x[..m * k], dt, (m, k));
+                for path in paths() {
+                    let cfg = CpuConfig {
+                        path,
+                        ..CpuConfig::default()
+                    };
+                    let got = out_bits(&qmatmul_with_config(&q, &xt, None, cfg).unwrap());
+                    assert_eq!(got, want, "{ty:?} {dt:?} m = {m} on {path:?}");
+                }
+            }
+        }
+    }
+}
+
+/// The same rows through the CUDA quantized product on the emulated device (a bits check:
+/// the CUDA kernels have no integer tier; their f64 tier 1 with its own bound, then tiers 2
+/// and 3, decide these outputs): the decode kernel (m = 4 and 1) equals MPFR.
+#[test]
+fn the_coefficient_rows_on_the_emulated_device() {
+    use emu::{Emu, download, upload};
+    let k = 64 * 256;
+    for ty in [GgmlDType::Q6K, GgmlDType::Q4K] {
+        for dt in DTYPES {
+            let (x, wbytes, want) = coefficient_rows(ty, dt);
+            let q = QMatMul::from_qtensor(qtensor(ty, &wbytes, 1, k)).unwrap();
+            let w = candle_repro::quantized::cuda::upload_weight(&Emu, &q).unwrap();
+            for (m, want) in [(4, &want[..]), (1, &want[..1])] {
+                let (_, xt) = input(&x[..m * k], dt, (m, k));
+                let (xb, xl) = upload(&xt);
+                let (dev, shape) =
+                    candle_repro::quantized::cuda::qmatmul(&Emu, (&xb, &xl), &w, None, None)
+                        .unwrap();
+                let got = out_bits(&download(&dev, shape));
+                assert_eq!(got, want, "{ty:?} {dt:?} m = {m} on the emulated device");
+            }
+        }
     }
 }
