@@ -1,6 +1,6 @@
 //! Stockham autosort FFT for n = 2^a 3^b 5^c 7^d: radix-8 stages, then one radix-4 or
 //! radix-2 stage for the leftover power of two (a mod 3 = 2 or 1), then the radix-7, the
-//! radix-5 and the radix-3 stages ([`radices`]: one fixed sequence, a function of n).
+//! radix-5 and the radix-3 stages (`radices`: one fixed sequence, a function of n).
 //!
 //! Stage s has radix R and `ns` = product of the radices before it (ns = 1 first). With
 //! `stride = n / R`, butterfly i (0 <= i < n/R, j = i mod ns, k = i / ns):
