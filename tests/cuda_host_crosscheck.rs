@@ -306,3 +306,69 @@ fn every_function_is_mirrored() {
     let expected: Vec<&str> = Func::ALL.iter().map(|f| f.name()).collect();
     assert_eq!(names, expected);
 }
+
+/// The device's rounding test (`round_if_certain` of `kernels/math/round.cuh`, used by
+/// every elementwise kernel and the fused RoPE angle) never claims more than its
+/// interval allows: whenever it is sure, both ends y -+ |y| err (exact: err is a power of
+/// two) round to its answer, by the Rust rounding (`Format::round`). The inputs sit within
+/// 2 |y| err of a midpoint of the output format (three in four) or of a representable
+/// value, so a test narrower than its bound (its tolerance halved, issue 31) is sure of a
+/// value one end does not round to, which fails here; the mirror of `src/math/round.rs`'s
+/// `f32_bit_test_is_sound` for the CPU's fast bit test.
+#[test]
+fn device_rounding_test_is_sound() {
+    use candle_repro::math::round::Format;
+    use kernel_hostcheck::round::{Format as Dev, round_if_certain};
+    let mut s = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    // (format, significand bits, smallest and largest normal exponent)
+    for (dev, p, emin, emax) in [
+        (Dev::F32, 24u32, -126i64, 127i64),
+        (Dev::Bf16, 8, -126, 127),
+        (Dev::F16, 11, -14, 15),
+    ] {
+        let (mut sure, mut total) = (0u64, 0u64);
+        for i in 0..300_000u64 {
+            let r = next();
+            let e = emin + (r % (emax - emin + 1) as u64) as i64;
+            let sig = (next() & ((1u64 << (p - 1)) - 1)) << (53 - p);
+            let center = if i % 4 == 3 { 0 } else { 1u64 << (52 - p) };
+            // err = 2^-q; |y| err is about 2^(52 - q) f64 ulps of y: offsets up to twice that.
+            let q = 40 + (next() % 12) as i64;
+            let span = 1i64 << (53 - q);
+            let off = (next() % (4 * span as u64 + 1)) as i64 - 2 * span;
+            let base = (((e + 1023) as u64) << 52) | sig | center;
+            let bits = (base as i64 + off) as u64 | ((r >> 63) << 63);
+            let y = f64::from_bits(bits);
+            let err = f64::from_bits(((1023 - q) as u64) << 52);
+            let (v, ok) = round_if_certain(dev, y, err);
+            total += 1;
+            if !ok {
+                continue;
+            }
+            sure += 1;
+            let d = y.abs() * err;
+            for end in [y - d, y, y + d] {
+                let want = match dev {
+                    Dev::F32 => <f32 as Format>::round(end).to_bits(),
+                    Dev::Bf16 => <bf16 as Format>::round(end).to_bits() as u32,
+                    Dev::F16 => <f16 as Format>::round(end).to_bits() as u32,
+                };
+                assert_eq!(
+                    want, v,
+                    "{dev:?}: y = {y:e} ({bits:#x}), err = 2^-{q}, end {end:e}"
+                );
+            }
+        }
+        // About half the offsets reach past the midpoint; the rest must be settled.
+        assert!(
+            sure * 4 > total && sure < total,
+            "{dev:?}: settled {sure} of {total}"
+        );
+    }
+}

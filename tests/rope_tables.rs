@@ -204,6 +204,32 @@ fn pow_matches_mpfr() {
             n += 1;
         }
     }
+    // the 12 powers nearest an f32 midpoint (2^-46.2 to 2^-41.2 relative) of every
+    // exponent f32(2i)/f32(d), even d <= 1024, for 13 thetas (tools/pow_hardest.py):
+    // 2^44 times the test bound 2^-90 away, so pow_f32's bound cannot matter for them
+    for (theta, e) in [
+        (0x4B18_9680u32, 0x3F17_3DBFu32),
+        (0x4640_E6B6, 0x3F44_093A),
+        (0x4743_5000, 0x3F49_841B),
+        (0x461C_4000, 0x3D2F_BC69),
+        (0x47C3_5000, 0x3E1D_F186),
+        (0x4CBE_BC20, 0x3F2D_008A),
+        (0x4974_2400, 0x3EED_514B),
+        (0x4A98_9680, 0x3F6D_5CA4),
+        (0x4640_E6B6, 0x3E52_E5F5),
+        (0x461C_4000, 0x3F39_5810),
+        (0x4CBE_BC20, 0x3EB9_5810),
+        (0x461C_4000, 0x3F4C_A9C1),
+    ] {
+        let (theta, e) = (f32::from_bits(theta), f32::from_bits(e));
+        let ours = candle_repro::rope::pow_f32(theta, e).unwrap();
+        assert_eq!(
+            ours.to_bits(),
+            oracle::pow_f32(theta, e).to_bits(),
+            "{theta}^{e}"
+        );
+        n += 1;
+    }
     println!("pow: {n} powers equal to MPFR");
 }
 

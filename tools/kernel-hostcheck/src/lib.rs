@@ -172,3 +172,30 @@ pub mod matmul {
         unsafe { rm_f32_to_f8e4m3(x, if saturate { 0 } else { 1 }) }
     }
 }
+
+/// The rounding test of the elementwise kernels and the fused RoPE angle
+/// (`round_if_certain` of `kernels/math/round.cuh`; see `src/matmul_shim.cpp`): test
+/// support for `tests/cuda_host_crosscheck.rs`.
+pub mod round {
+    unsafe extern "C" {
+        fn rm_round_if_certain(format: i32, y: u64, err: u64, out: *mut u32) -> i32;
+    }
+
+    /// The output formats of the device code.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Format {
+        F32 = 0,
+        Bf16 = 1,
+        F16 = 2,
+    }
+
+    /// `round_if_certain<F>(y, err)`: (the value's bits, whether every number within
+    /// relative distance err of y rounds to it).
+    pub fn round_if_certain(format: Format, y: f64, err: f64) -> (u32, bool) {
+        let mut out = 0u32;
+        // SAFETY: `out` is a valid u32 the function writes once.
+        let ok =
+            unsafe { rm_round_if_certain(format as i32, y.to_bits(), err.to_bits(), &mut out) };
+        (out, ok != 0)
+    }
+}

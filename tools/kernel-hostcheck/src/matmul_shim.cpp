@@ -5,6 +5,7 @@
 
 #include "math/exact_dot.cuh"
 #include "math/f8.cuh"
+#include "math/round.cuh"
 
 using namespace repro;
 
@@ -36,6 +37,27 @@ uint32_t rm_f8e4m3_to_f32(uint8_t x) { return f32_to_bits(f8e4m3_to_f32(x)); }
 
 uint8_t rm_f32_to_f8e4m3(uint32_t x, int32_t overflow) {
     return f32_to_f8e4m3(f32_from_bits(x), overflow);
+}
+
+// The elementwise kernels' rounding test (round_if_certain of math/round.cuh) for an f64
+// y and relative bound err (bits): format 0 f32, 1 bf16, 2 f16; the value's bits in *out.
+int32_t rm_round_if_certain(int32_t format, uint64_t y, uint64_t err, uint32_t* out) {
+    double yd = f64_from_bits(y), e = f64_from_bits(err);
+    bool ok;
+    if (format == 0) {
+        float v;
+        ok = round_if_certain<F32>(yd, e, &v);
+        *out = f32_to_bits(v);
+    } else if (format == 1) {
+        uint16_t v;
+        ok = round_if_certain<BF16>(yd, e, &v);
+        *out = v;
+    } else {
+        uint16_t v;
+        ok = round_if_certain<F16>(yd, e, &v);
+        *out = v;
+    }
+    return ok ? 1 : 0;
 }
 
 }
