@@ -465,16 +465,8 @@ unsafe fn run_plain<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
     let (a, b) = unsafe { buffer_pairs(io, n) };
     for (s, st) in plan.stages.iter().enumerate() {
         let (from, to) = if s % 2 == 0 { (a, b) } else { (b, a) };
-        let split_src = SplitSrc {
-            re: from.0 as *const T,
-            im: from.1 as *const T,
-            swz: false,
-        };
-        let split_dst = SplitDst {
-            re: to.0,
-            im: to.1,
-            swz: false,
-        };
+        let split_src = SplitSrc::of(from, false);
+        let split_dst = SplitDst::of(to, false);
         // SAFETY (all stages): each buffer is n long; src and dst are different pairs, or
         // the interleaved input and the scratch.
         unsafe {
@@ -526,16 +518,8 @@ unsafe fn run_mixed<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
     }
     for (s, st) in plan.stages.iter().enumerate() {
         let (from, to) = if s % 2 == 0 { (a, b) } else { (b, a) };
-        let src = SplitSrc {
-            re: from.0 as *const T,
-            im: from.1 as *const T,
-            swz: false,
-        };
-        let dst = SplitDst {
-            re: to.0,
-            im: to.1,
-            swz: false,
-        };
+        let src = SplitSrc::of(from, false);
+        let dst = SplitDst::of(to, false);
         // SAFETY: as for run (each buffer pair is n long and the two are distinct).
         unsafe {
             if vector_stage_fits(st.radix, st.ns, n, L::W) {
@@ -583,11 +567,7 @@ unsafe fn convert_in<T: FftScalar, L: Lanes<T>>(
     n: usize,
 ) {
     let w = if n.is_multiple_of(L::W) { L::W } else { 1 };
-    let dst = SplitDst {
-        re: to.0,
-        im: to.1,
-        swz: false,
-    };
+    let dst = SplitDst::of(to, false);
     // SAFETY (both loops): at + W <= n for the vector loop (W divides n), at < n for the
     // one-lane loop.
     unsafe {
@@ -623,11 +603,7 @@ unsafe fn convert_out<T: FftScalar, L: Lanes<T>>(
     conj: bool,
     n: usize,
 ) {
-    let src = SplitSrc {
-        re: from.0 as *const T,
-        im: from.1 as *const T,
-        swz: false,
-    };
+    let src = SplitSrc::of(from, false);
     let out = CxDst { p: dst, conj };
     // SAFETY: as for convert_in.
     unsafe {
@@ -675,16 +651,8 @@ unsafe fn run_with<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
         // The buffers between passes hold their values in the swizzled layout (see
         // `swizzle`); the caller's split buffers are read by the first pass and written
         // by the last in natural order.
-        let split_src = SplitSrc {
-            re: from.0 as *const T,
-            im: from.1 as *const T,
-            swz: p > 0,
-        };
-        let split_dst = SplitDst {
-            re: to.0,
-            im: to.1,
-            swz: p < last_pass,
-        };
+        let split_src = SplitSrc::of(from, p > 0);
+        let split_dst = SplitDst::of(to, p < last_pass);
         // SAFETY (all passes): each buffer is n long; src and dst are different pairs, or
         // the interleaved input and the scratch; a fused pair is a radix-8 stage with
         // W <= ns and the stage after it (checked above).
@@ -779,6 +747,17 @@ struct SplitSrc<T> {
     swz: bool,
 }
 
+impl<T> SplitSrc<T> {
+    /// Reads the buffer pair `(re, im)`.
+    fn of(pair: (*mut T, *mut T), swz: bool) -> Self {
+        SplitSrc {
+            re: pair.0 as *const T,
+            im: pair.1 as *const T,
+            swz,
+        }
+    }
+}
+
 impl<T: FftScalar, L: Lanes<T>> Source<T, L> for SplitSrc<T> {
     #[inline(always)]
     unsafe fn load(&self, at: usize) -> Cx<L> {
@@ -793,6 +772,17 @@ struct SplitDst<T> {
     im: *mut T,
     /// The buffers are in the swizzled layout.
     swz: bool,
+}
+
+impl<T> SplitDst<T> {
+    /// Writes the buffer pair `(re, im)`.
+    fn of(pair: (*mut T, *mut T), swz: bool) -> Self {
+        SplitDst {
+            re: pair.0,
+            im: pair.1,
+            swz,
+        }
+    }
 }
 
 impl<T: FftScalar, L: Lanes<T>> Sink<T, L> for SplitDst<T> {
