@@ -44,6 +44,27 @@ fn cpu(plan: &FftPlan, inverse: bool, x: &[f32]) -> Vec<u32> {
         .collect()
 }
 
+/// The bits the device gives for the interleaved rows `x` (`transform`, the op's launch).
+fn cuda_bits(
+    dev: &candle_core::CudaDevice,
+    plan: &FftPlan,
+    inverse: bool,
+    mma: bool,
+    x: &[f32],
+) -> Vec<u32> {
+    let xs = dev.clone_htod(x).unwrap();
+    let xs = CudaStorage::wrap_cuda_slice(xs, dev.clone());
+    let out = transform(dev, plan, inverse, mma, (&xs, 0, x.len())).unwrap();
+    let CudaStorageSlice::F32(out) = &out.slice else {
+        unreachable!("f32 output")
+    };
+    dev.clone_dtoh(out)
+        .unwrap()
+        .iter()
+        .map(|v| v.to_bits())
+        .collect()
+}
+
 fn rows_for(n: usize) -> usize {
     match n {
         0..=4096 => 64,
@@ -67,18 +88,7 @@ fn check(gpu: &Device, n: usize, mma: bool) -> usize {
         for inverse in [false, true] {
             let x = input(rows, n, 0x51ED_27A3 ^ (n as u64) << 4 ^ inverse as u64);
             let want = cpu(&plan, inverse, &x);
-            let xs = dev.clone_htod(x.as_slice()).unwrap();
-            let xs = CudaStorage::wrap_cuda_slice(xs, dev.clone());
-            let out = transform(dev, &plan, inverse, mma, (&xs, 0, x.len())).unwrap();
-            let CudaStorageSlice::F32(out) = &out.slice else {
-                unreachable!("f32 output")
-            };
-            let got: Vec<u32> = dev
-                .clone_dtoh(out)
-                .unwrap()
-                .iter()
-                .map(|v| v.to_bits())
-                .collect();
+            let got = cuda_bits(dev, &plan, inverse, mma, &x);
             if let Some(i) = (0..want.len()).find(|&i| want[i] != got[i]) {
                 panic!(
                     "n={n} {precision:?} inverse={inverse} mma={mma}: value {i} (row {}) cpu {:#010x} cuda {:#010x}",
@@ -140,18 +150,7 @@ fn cuda_fused_kernel_bits_equal_cpu_bits() {
             for inverse in [false, true] {
                 let x = input(rows, n, 0xF05E ^ (n as u64) << 4 ^ inverse as u64);
                 let want = cpu(&plan, inverse, &x);
-                let xs = dev.clone_htod(x.as_slice()).unwrap();
-                let xs = CudaStorage::wrap_cuda_slice(xs, dev.clone());
-                let out = transform(dev, &plan, inverse, false, (&xs, 0, x.len())).unwrap();
-                let CudaStorageSlice::F32(out) = &out.slice else {
-                    unreachable!("f32 output")
-                };
-                let got: Vec<u32> = dev
-                    .clone_dtoh(out)
-                    .unwrap()
-                    .iter()
-                    .map(|v| v.to_bits())
-                    .collect();
+                let got = cuda_bits(dev, &plan, inverse, false, &x);
                 if let Some(i) = (0..want.len()).find(|&i| want[i] != got[i]) {
                     panic!(
                         "fused n={n} {precision:?} rows={rows} inverse={inverse}: value {i} (row {}) cpu {:#010x} cuda {:#010x}",
