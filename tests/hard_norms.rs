@@ -157,9 +157,17 @@ struct Stats {
 /// Tier 1's statistics replayed in f64, step for step as `src/norm/cpu.rs` (`Order::Cpu`)
 /// or `kernels/norm/norm.cu` (`Order::Device`) computes them: the compensated sum and the
 /// mean's bound (LayerNorm), the sum of squared deviations, r = 1/sqrt(ss/n + eps) and its
-/// bound e_r, with the variance bound e_ss multiplied by `e_ss_scale` (1 as the code is, 1/2
-/// for its plant).
-fn replay_stats(x: &[f32], eps: f32, remove_mean: bool, order: Order, e_ss_scale: f64) -> Stats {
+/// bound e_r; with `planted`, the mean's bound delta_mu (`Plant::Mean`) or the variance
+/// bound e_ss (`Plant::Variance`) at 1/2, as its plant makes it.
+fn replay_stats(
+    x: &[f32],
+    eps: f32,
+    remove_mean: bool,
+    order: Order,
+    planted: Option<Plant>,
+) -> Stats {
+    let half = |p: Plant| if planted == Some(p) { 0.5 } else { 1.0 };
+    let (mean_scale, e_ss_scale) = (half(Plant::Mean), half(Plant::Variance));
     let n = x.len();
     let nf = n as f64;
     let xs: Vec<f64> = x.iter().map(|&v| v as f64).collect();
@@ -207,10 +215,9 @@ fn replay_stats(x: &[f32], eps: f32, remove_mean: bool, order: Order, e_ss_scale
         // mean_from_sums.
         let abs = abs * f64::from_bits(0x3FF0_0001_0000_0000);
         let m = (n + lanes) as f64;
-        let e_sx = sx.abs() * f64::from_bits(0x3CB0_0000_0000_0000)
-            + m * m * f64::from_bits(0x3950_0001_0000_0000) * abs;
+        let e_sx = sx.abs() * U + m * m * f64::from_bits(0x3950_0001_0000_0000) * abs;
         let mu = sx / nf;
-        (mu, (e_sx / nf + 2.0 * U * mu.abs()) * SLACK)
+        (mu, (e_sx / nf + U * mu.abs()) * SLACK * mean_scale)
     } else {
         (0.0, 0.0)
     };
@@ -268,12 +275,14 @@ fn decided(y: f64, err: f64) -> Option<f32> {
 }
 
 /// Which bound a case is hard for, planted at 1/2.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Plant {
     /// The output bound (`element_tier1`'s err) at 1/2.
     Output,
     /// The variance bound (`stats_from_sums`'s e_ss) at 1/2.
     Variance,
+    /// The mean's bound (`mean_from_sums`'s delta_mu) at 1/2.
+    Mean,
 }
 
 /// A row's inputs.
@@ -296,12 +305,12 @@ fn hard_in(row: Row, order: Order, plant: Plant, i: usize, want: u32) -> bool {
         eps,
         remove_mean,
     } = row;
-    let st = replay_stats(x, eps, remove_mean, order, 1.0);
+    let st = replay_stats(x, eps, remove_mean, order, None);
     let (y, err) = replay_element(x[i], w[i], b[i], &st);
     let planted = match plant {
         Plant::Output => decided(y, err / 2.0),
-        Plant::Variance => {
-            let sth = replay_stats(x, eps, remove_mean, order, 0.5);
+        Plant::Variance | Plant::Mean => {
+            let sth = replay_stats(x, eps, remove_mean, order, Some(plant));
             let (yh, errh) = replay_element(x[i], w[i], b[i], &sth);
             decided(yh, errh)
         }
@@ -376,11 +385,11 @@ fn draw_weights(
     (elems, cap, wide): (&[usize], usize, bool),
 ) -> (Vec<f32>, Vec<f32>, Vec<usize>) {
     let (mut w, mut b) = (vec![1.0f32; x.len()], vec![0.0f32; x.len()]);
-    let st = replay_stats(x, eps, remove_mean, order, 1.0);
+    let st = replay_stats(x, eps, remove_mean, order, None);
     assert_eq!(st.mu, 0.0, "the estimate needs the mean computed as 0");
     let stp = match plant {
         Plant::Output => st,
-        Plant::Variance => replay_stats(x, eps, remove_mean, order, 0.5),
+        Plant::Variance | Plant::Mean => replay_stats(x, eps, remove_mean, order, Some(plant)),
     };
     let mut picked = Vec::new();
     for &i in elems {
@@ -405,7 +414,7 @@ fn draw_weights(
             let (yp, errp) = replay_element(x[i], wi, bi, &stp);
             let errp = match plant {
                 Plant::Output => errp / 2.0,
-                Plant::Variance => errp,
+                Plant::Variance | Plant::Mean => errp,
             };
             // The exact y, to f64's precision around y (|y| ~ 2^-25 |z|).
             let y_exact = y - total * z;
@@ -433,7 +442,7 @@ fn build(count: usize) -> Vec<Case> {
         let (x0, s, mut x, eps) = lost_row(&mut rng, N - 2, N);
         x[N - 1] = 0.0;
         let ss = x0 as f64 * x0 as f64;
-        let st = replay_stats(&x, eps, false, Order::Cpu, 1.0);
+        let st = replay_stats(&x, eps, false, Order::Cpu, None);
         // Every s^2 and eps lost whole: the computed sum of squares is x0^2.
         assert_eq!(st.r, 1.0 / (ss / N as f64).sqrt());
         let er = r_error(x0, s, N - 2, N, eps, st.r);
@@ -723,7 +732,7 @@ fn variance_bounds_matter_at_one_thread_per_block() {
     let mut hard_total = 0;
     while hard_total < 64 {
         let (x0, s, x, eps) = lost_row(&mut rng, M - 1, M);
-        let st = replay_stats(&x, eps, false, Order::Device(1), 1.0);
+        let st = replay_stats(&x, eps, false, Order::Device(1), None);
         assert_eq!(st.ss, x0 as f64 * x0 as f64, "every s^2 lost in the chain");
         let er = r_error(x0, s, M - 1, M, eps, st.r);
         let elems: Vec<usize> = (0..M).collect();
@@ -792,14 +801,14 @@ fn r_error_row(x: &[f32], eps: f32, r: f64) -> f64 {
 /// The outputs of a row that are hard in `order` for `plant` (as `hard_in`, the statistics
 /// replayed once).
 fn hard_outputs(row: Row, order: Order, plant: Plant, want: &[u32]) -> Vec<usize> {
-    let st = replay_stats(row.x, row.eps, row.remove_mean, order, 1.0);
-    let sth = replay_stats(row.x, row.eps, row.remove_mean, order, 0.5);
+    let st = replay_stats(row.x, row.eps, row.remove_mean, order, None);
+    let sth = replay_stats(row.x, row.eps, row.remove_mean, order, Some(plant));
     (0..row.x.len())
         .filter(|&i| {
             let (y, err) = replay_element(row.x[i], row.w[i], row.b[i], &st);
             let planted = match plant {
                 Plant::Output => decided(y, err / 2.0),
-                Plant::Variance => {
+                Plant::Variance | Plant::Mean => {
                     let (yh, errh) = replay_element(row.x[i], row.w[i], row.b[i], &sth);
                     decided(yh, errh)
                 }
@@ -891,7 +900,7 @@ fn lost_squares_row(rng: &mut Lcg, remove_mean: bool, order: Order, m: usize) ->
         }
     };
     let n = x.len();
-    let st = replay_stats(&x, 0.0, remove_mean, order, 1.0);
+    let st = replay_stats(&x, 0.0, remove_mean, order, None);
     assert_eq!(st.mu, 0.0, "the mean is computed as 0");
     if !remove_mean {
         // Every square but D^2 lost.
@@ -917,7 +926,7 @@ fn build_lost(
     while hard_total < count {
         let (x, eps) = lost_squares_row(&mut rng, remove_mean, order, m);
         let n = x.len();
-        let st = replay_stats(&x, eps, remove_mean, order, 1.0);
+        let st = replay_stats(&x, eps, remove_mean, order, None);
         let er = r_error_row(&x, eps, st.r);
         let elems: Vec<usize> = (0..n).step_by(5).filter(|&i| x[i] != 0.0).collect();
         let (w, b, picked) = draw_weights(
@@ -1034,4 +1043,134 @@ fn variance_bounds_matter_in_layer_norm_at_256_threads_per_block() {
     let cases = build_lost(0x5eed_0831, true, Order::Device(256), 64, (24, 24));
     let what = "LayerNorm, 256 threads, variance bound";
     report(what, &cases, t0.elapsed(), t0);
+}
+
+/// LayerNorm rows (f32, n = 17) hard for the mean's bound at 1/2 in every order (the CPU's
+/// lanes and 256, 32 and 1 threads per block). Eight elements near the mean, 1 + c 2^-23
+/// (c in 1..=4), eight near 9/8 that bring the sum to 17, and t = (16 j - 7) 2^-52 with
+/// j = 8 mod 17: the exact sum S = 17 + (j - 7/16) 2^-48 lies 7/16 of an ulp below the
+/// computed sx = 17 + j 2^-48 (every order's TwoSums are exact but the one that meets t, so
+/// sx = fl(S) everywhere), and sx / 17 = 1 + (16 j / 17) 2^-52, 16 j = 9 mod 17, is rounded
+/// up by 8/17 of an ulp: mu - mean = (7/17 + 8/17) 2^-52, about 1.76 u |mu|, against the
+/// bound delta_mu = (u |sx| / 17 + u |mu|) (1 + 2^-10) + (second order), about 2 u, whose
+/// half is about u. An element near the mean has a deviation d of a few 2^-23, so the
+/// mean's error is about 2^-30 |d| and dominates the output's error: w is drawn for each
+/// until an f32 midpoint falls between the halved interval and the exact output (b = 0).
+/// With `negate` every element's sign is flipped.
+fn mean_row(rng: &mut Lcg, negate: bool) -> Vec<f32> {
+    let j = 17 * rng.below(1 << 14) + 8;
+    let mut x = Vec::with_capacity(17);
+    let mut c_sum = 0u32;
+    for _ in 0..8 {
+        let c = 1 + rng.below(4) as u32;
+        c_sum += c;
+        x.push(f32::from_bits(0x3F80_0000 + c));
+    }
+    // 9/8 = 1.125 eight times, the first less by the near elements' excess.
+    x.push(f32::from_bits(0x3F90_0000 - c_sum));
+    x.extend([1.125f32; 7]);
+    let t = (16 * j - 7) as f64 * f64::from_bits(0x3CB0_0000_0000_0000); // 2^-52
+    assert_eq!(t as f32 as f64, t);
+    x.push(t as f32);
+    if negate {
+        x.iter_mut().for_each(|v| *v = -*v);
+    }
+    x
+}
+
+/// The mean's error mu - mean of a row, in f64: the exact sum in double-double (TwoSum;
+/// the elements are f32, so hi + lo is exact here), then (17 mu - hi - lo) / n.
+fn mean_error(x: &[f32], mu: f64) -> f64 {
+    let (mut hi, mut lo) = (0.0f64, 0.0f64);
+    for &v in x {
+        let (t, e) = two_sum(hi, v as f64);
+        hi = t;
+        lo += e;
+    }
+    let n = x.len() as f64;
+    (mu.mul_add(n, -hi) - lo) / n
+}
+
+#[test]
+fn mean_bounds_matter_in_layer_norm() {
+    const ORDERS: [Order; 4] = [
+        Order::Cpu,
+        Order::Device(256),
+        Order::Device(32),
+        Order::Device(1),
+    ];
+    let t0 = std::time::Instant::now();
+    let mut rng = Lcg(0x5eed_0931);
+    let eps = 1e-5f32;
+    let mut cases = Vec::new();
+    let mut hard_total = 0;
+    while hard_total < 48 {
+        let x = mean_row(&mut rng, cases.len() % 2 == 1);
+        let n = x.len();
+        // Each order's statistics, as the code is and with the mean's bound halved: the
+        // same mean in every order (r may differ in its last bit: the squares' orders).
+        let stats: Vec<(Stats, Stats)> = ORDERS
+            .iter()
+            .map(|&o| {
+                let st = replay_stats(&x, eps, true, o, None);
+                (st, replay_stats(&x, eps, true, o, Some(Plant::Mean)))
+            })
+            .collect();
+        let mu = stats[0].0.mu;
+        assert!(stats.iter().all(|(st, _)| st.mu == mu));
+        let em = mean_error(&x, mu);
+        // The construction: 15/17 2^-52 = 1.76 u |mu| (|mu| just above 1).
+        assert_eq!(em.abs(), 15.0 / 17.0 * 2.0 * U);
+        for (st, _) in &stats {
+            assert!(em.abs() > st.delta_mu / 2.0 && em.abs() < st.delta_mu);
+        }
+        let (mut w, b) = (vec![1.0f32; n], vec![0.0f32; n]);
+        let mut picked = Vec::new();
+        for i in 0..8 {
+            for _ in 0..20_000 {
+                let wi = f32::from_bits(0x3F80_0000 + rng.below(1 << 23) as u32);
+                let hard_everywhere = stats.iter().all(|(st, sth)| {
+                    let (y, err) = replay_element(x[i], wi, 0.0, st);
+                    let (_, errh) = replay_element(x[i], wi, 0.0, sth);
+                    // The exact output to f64's precision around it: d w exactly as p + pe,
+                    // x - mean = d + (mu - mean), r's own error (about 10 u) left out.
+                    let d = x[i] as f64 - mu; // exact (Sterbenz)
+                    let p = d * wi as f64;
+                    let pe = d.mul_add(wi as f64, -p);
+                    let y_exact = (p + (pe + em * wi as f64)) * st.r;
+                    matches!((decided(y, errh), decided(y, err)),
+                        (Some(v), None) if (y_exact as f32).to_bits() != v.to_bits())
+                });
+                if hard_everywhere {
+                    w[i] = wi;
+                    picked.push(i);
+                    break;
+                }
+            }
+        }
+        let want = mpfr_bits(&x, &w, &b, eps, true);
+        let row = Row {
+            x: &x,
+            w: &w,
+            b: &b,
+            eps,
+            remove_mean: true,
+        };
+        for order in ORDERS {
+            let hard = hard_outputs(row, order, Plant::Mean, &want);
+            // The estimate picked them; MPFR confirms them in every order.
+            assert_eq!(hard, picked, "{order:?}: the estimate and MPFR disagree");
+        }
+        hard_total += picked.len();
+        cases.push(Case {
+            x,
+            w,
+            b,
+            eps,
+            remove_mean: true,
+            want,
+            hard: picked,
+        });
+    }
+    report("LayerNorm, the mean's bound", &cases, t0.elapsed(), t0);
 }

@@ -76,9 +76,9 @@ def two_sum(a, b):
 def mean_from_sums(n, sx, ab, lanes):
     ab = ab * (1 + 2.0**-20)
     m = float(n + lanes)
-    e_sx = abs(sx) * 2.0**-52 + m * m * (2.0**-106 * (1 + 2.0**-20)) * ab
+    e_sx = abs(sx) * U + m * m * (2.0**-106 * (1 + 2.0**-20)) * ab
     mu = sx / n
-    return mu, (e_sx / n + 2.0 * U * abs(mu)) * SLACK
+    return mu, (e_sx / n + U * abs(mu)) * SLACK
 
 
 def square_additions(n, order):
@@ -303,9 +303,9 @@ def np_replay9(X, eps, ess_scale):
     for l in range(1, 8):
         ab = ab + np.abs(X[:, l])
     ab = ab * (1 + 2.0**-20)
-    e_sx = np.abs(sx) * 2.0**-52 + 289.0 * (2.0**-106 * (1 + 2.0**-20)) * ab
+    e_sx = np.abs(sx) * U + 289.0 * (2.0**-106 * (1 + 2.0**-20)) * ab
     mu = sx / 9.0
-    dmu = (e_sx / 9.0 + 2.0 * U * np.abs(mu)) * SLACK
+    dmu = (e_sx / 9.0 + U * np.abs(mu)) * SLACK
     D = X - mu[:, None]
     l0 = D[:, 0] * D[:, 0]
     l0 = l0 + D[:, 8] * D[:, 8]

@@ -31,9 +31,9 @@ RM_FN void mean_from_sums(size_t n, double sx, double abs, size_t lanes, double*
     double nf = (double)n;
     abs = abs * F64(0x3FF0000100000000);
     double m = (double)(n + lanes);
-    double e_sx = fabs_(sx) * F64(0x3CB0000000000000) + m * m * F64(0x3950000100000000) * abs;
+    double e_sx = fabs_(sx) * RM_NORM_U + m * m * F64(0x3950000100000000) * abs;
     *mu = sx / nf;
-    *delta_mu = (e_sx / nf + 2.0 * RM_NORM_U * fabs_(*mu)) * RM_NORM_SLACK;
+    *delta_mu = (e_sx / nf + RM_NORM_U * fabs_(*mu)) * RM_NORM_SLACK;
 }
 
 // The most additions with two nonzero operands that one square passes through in

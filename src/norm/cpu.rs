@@ -42,10 +42,11 @@ pub(crate) fn mean_from_sums(n: usize, sx: f64, abs: f64, lanes: usize) -> (f64,
     // sum |x| is computed with relative error below (n + lanes) u: (1 + 2^-20) covers it.
     let abs = abs * f64::from_bits(0x3FF0_0001_0000_0000);
     let m = (n + lanes) as f64;
-    let e_sx = sx.abs() * f64::from_bits(0x3CB0_0000_0000_0000) // 2^-52
-        + m * m * f64::from_bits(0x3950_0001_0000_0000) * abs; // 2^-106 (1 + 2^-20)
+    // sx's own rounding (u |sx|) and the error sum's (second order); `super`'s header.
+    let e_sx = sx.abs() * U + m * m * f64::from_bits(0x3950_0001_0000_0000) * abs; // 2^-106 (1 + 2^-20)
     let mu = sx / nf;
-    (mu, (e_sx / nf + 2.0 * U * mu.abs()) * SLACK)
+    // The division's rounding, u |mu|.
+    (mu, (e_sx / nf + U * mu.abs()) * SLACK)
 }
 
 /// The most additions with two nonzero operands that one square passes through in

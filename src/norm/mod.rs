@@ -14,14 +14,36 @@
 //! inf / inf = NaN, 0 / 0 = NaN, where every sign is that of the exact operands.
 //!
 //! # How (`cpu.rs`, `exact.rs`)
-//! Tier 1, f64: the mean by a compensated sum (error below 2^-52 |sum| + (n + 8)^2 2^-106
-//! sum |x|), the deviations, their squares summed in f64 (relative error below (A + 5) u
+//! Tier 1, f64: the mean by a compensated sum (its bound below), the deviations, their squares summed in f64 (relative error below (A + 5) u
 //! plus the mean's error squared, A the additions count below), V, r = 1/sqrt(V), and
 //! y = ((d w) r) + b with an absolute bound r |w| delta_mean + |z| (3u + e_r) + u |y|;
 //! accepted when the interval rounds to one value. Tier 2, exact: the row's sums in fixed
 //! point, and y - m decided in integers for the midpoints m between the candidates tier 1
 //! left (bisection); ties go to even. The CUDA kernels (`kernels/norm/norm.cu`) reach the
 //! same values.
+//!
+//! # The mean's bound (`cpu::mean_from_sums`, mirrored in kernels/norm/row.cuh)
+//! The row's sum is a compensated sum (`crate::math::exact_dot::dot2`'s order on the CPU;
+//! on the device each thread's TwoSum chain, then a tree of TwoSums): every TwoSum is
+//! error-free, so S = sum x_j = s + sum tau exactly, with s the final TwoSum sum and the
+//! tau its errors, and only the error sum e = fl(sum tau) and the last addition
+//! sx = fl(s + e) round. With L lanes or threads there are at most N = n + L terms tau,
+//! each |tau| <= u (1 + gamma_N) sum |x|, and the error sum, in any order, errs by at most
+//! gamma_(N-1) sum |tau| <= N^2 u^2 sum |x| (to first order; the factor 1 + 2^-20 covers
+//! the rest for n below 2^26). So |sx - S| <= u |sx| + N^2 2^-106 (1 + 2^-20) sum |x|
+//! (round to nearest: |fl(a) - a| <= u |fl(a)|), and the mean mu = fl(sx / n) adds
+//! u |mu|:
+//!   |mu - mean| <= (u |sx| + N^2 2^-106 (1 + 2^-20) sum |x|) / n + u |mu| = delta_mu,
+//! times SLACK for the bound's own roundings (sum |x| is computed with relative error
+//! below N u, covered by a second 1 + 2^-20). Both first-order terms are reached: for a
+//! row whose exact sum lies just under half an ulp from sx, with sx / n rounded by
+//! nearly half an ulp the same way, the error is about 1.8 u |mu| at n = 17 (rows in
+//! `tests/hard_norms.rs`), so half of delta_mu (about u |mu|) is not a bound and those
+//! rows catch it. (The first-order terms used to be 2^-52 |sx| / n + 2 u |mu|, twice
+//! what the rounding needs: half of that was still a bound, and no input could show it.)
+//! The second-order term is loose (a chain of N terms errs by about N^2 / 2 u^2 sum |x|
+//! at most, the CPU's 8 lanes by far less) and is negligible beside the first-order
+//! terms unless the sum cancels to below about 2^-50 sum |x|.
 //!
 //! # The sum of squares' bound (`cpu::stats_from_sums`, mirrored in kernels/norm/row.cuh)
 //! Let mu be the computed mean (0 for RMSNorm), delta_mu its bound, u = 2^-53. Each
