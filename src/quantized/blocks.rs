@@ -435,6 +435,36 @@ quant_block!(
     scale |b, _g| { (f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64, 0.0) }
 );
 
+/// A weight in its blocks: n rows of k weights of type `ty`, row j's blocks at
+/// `bytes[j * row_bytes..]`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct QRows<'a> {
+    pub ty: GgmlDType,
+    pub n: usize,
+    pub k: usize,
+    pub bytes: &'a [u8],
+}
+
+impl QRows<'_> {
+    /// Bytes per row.
+    pub fn row_bytes(&self) -> usize {
+        let (len, size) = geometry(self.ty);
+        self.k / len * size
+    }
+
+    /// Row j's bytes.
+    #[inline(always)]
+    pub fn row(&self, j: usize) -> &[u8] {
+        let rb = self.row_bytes();
+        &self.bytes[j * rb..(j + 1) * rb]
+    }
+
+    /// Row j's exact values into `out` (k values).
+    pub fn decode_row(&self, j: usize, out: &mut [f64]) {
+        decode_run(self.ty, self.row(j), &mut out[..self.k]);
+    }
+}
+
 /// (weights per block, bytes per block) of every type.
 pub fn geometry(ty: GgmlDType) -> (usize, usize) {
     match ty {

@@ -17,7 +17,7 @@
 //! one value); the rest, rare, go to tier 2 (`dot2_wide`, a compensated sum over the
 //! decoded row) and what that leaves to the exact sum (`ExactDot::add_product_wide`).
 
-use super::blocks::{self, QuantBlock, with_block};
+use super::blocks::{self, QRows, QuantBlock, with_block};
 use super::int_tier::{IntCtx, IntScales, int_rows};
 use crate::math::exact_dot::{ExactDot, dot2_bound, dot2_wide};
 use crate::math::madd::madd;
@@ -39,36 +39,6 @@ use std::mem::MaybeUninit;
 
 /// Weight rows per GEMV task.
 const GEMV_ROWS: usize = 32;
-
-/// A weight in its blocks: n rows of k weights of type `ty`, row j's blocks at
-/// `bytes[j * row_bytes..]`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct QRows<'a> {
-    pub ty: GgmlDType,
-    pub n: usize,
-    pub k: usize,
-    pub bytes: &'a [u8],
-}
-
-impl QRows<'_> {
-    /// Bytes per row.
-    pub fn row_bytes(&self) -> usize {
-        let (len, size) = blocks::geometry(self.ty);
-        self.k / len * size
-    }
-
-    /// Row j's bytes.
-    #[inline(always)]
-    pub fn row(&self, j: usize) -> &[u8] {
-        let rb = self.row_bytes();
-        &self.bytes[j * rb..(j + 1) * rb]
-    }
-
-    /// Row j's exact values into `out` (k values).
-    pub fn decode_row(&self, j: usize, out: &mut [f64]) {
-        blocks::decode_run(self.ty, self.row(j), &mut out[..self.k]);
-    }
-}
 
 /// Each weight row's stats (the norm of its exact values, computed in f64, and its sign
 /// classes), computed once per weight.

@@ -135,8 +135,8 @@
 // The kernels index several arrays (rows, slices, blocks) by the same loop variables.
 #![allow(clippy::needless_range_loop)]
 
+use super::blocks::QRows;
 use super::blocks::{self, QuantBlock, f16_at, scale_min_k4};
-use super::cpu::QRows;
 use crate::math::VectorPath;
 use crate::math::vector::runnable;
 use crate::matmul::Input;

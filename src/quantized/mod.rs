@@ -161,7 +161,7 @@ impl QWeight {
                 host.len()
             )
         }
-        let rows = cpu::QRows {
+        let rows = blocks::QRows {
             ty,
             n,
             k,
@@ -340,7 +340,7 @@ pub fn int_tier_decided(
                 cs: 1,
             },
             m,
-            w: cpu::QRows {
+            w: blocks::QRows {
                 ty: w.ty,
                 n: w.n,
                 k: w.k,
@@ -463,7 +463,7 @@ impl Module for QEmbedding {
         let w = &self.w;
         let ids_v: Vec<i64> = ids.flatten_all()?.to_dtype(DType::I64)?.to_vec1()?;
         let bytes = w.host_bytes()?;
-        let rows = cpu::QRows {
+        let rows = blocks::QRows {
             ty: w.ty,
             n: w.n,
             k: w.k,
@@ -553,7 +553,7 @@ impl QMatMulOp {
                     cs: 1,
                 },
                 m,
-                w: cpu::QRows {
+                w: blocks::QRows {
                     ty: w.ty,
                     n: w.n,
                     k: w.k,
