@@ -36,6 +36,85 @@
 //! that up: |result - sum| <= 2^-52 |result| + (k + 8)^2 2^-106 (1 + 2^-20) bound(sum|p|).
 //! The CUDA mirror (`kernels/math/exact_dot.cuh`) performs the same operations in the
 //! same order.
+//!
+//! # Why half of [`dot2_bound`] is still a bound
+//! Tier 2 (the matmul's [`dot2`] with `dot2_bound(k, ..)`, the quantized product's
+//! [`dot2_wide`] with `dot2_bound(2 k, ..)`) gives the same outputs with half the bound:
+//! the halved value still bounds the error, so halving it is an equivalent mutant. Let
+//! u = 2^-53; x_i the exact products and the bias as one more element, P = sum |x_i|, at
+//! most `abs_bound` (the callers' premise, as for the full bound); p_i the f64 products
+//! (p_i = x_i in [`dot2`]; in [`dot2_wide`] x_i = p_i + f_i by TwoProduct, with
+//! |f_i| <= u |x_i|); S = sum x_i; v = total + err, the exact sum of the last addition's
+//! operands; r = fl(v). Every value met is 0 or a multiple of 2^-298 at least 2^-298 and
+//! below 2^300 in magnitude (module header), so nothing underflows or overflows and every
+//! rounding errs by at most u times its exact result; a non-finite r or bound is never
+//! sure.
+//!
+//! 1. *Error terms.* Each TwoSum(a, b) = (s, t) is exact with |t| <= u |a + b|; t's
+//!    scope is the set of elements its operands sum (a lane's first j; lanes 0..=l; all
+//!    and the bias). A chain value (s_l = `s[l]`, total) is at most N + 8 roundings
+//!    deep, N the longest lane (ceil(n / 8); ceil(k / 8) in [`dot2_wide`]), so
+//!    |t| <= u (1 + u)^(N + 9) P_t, P_t the sum of |x_i| over t's scope. A TwoProduct
+//!    error f_i has scope {i}. So S = total + (all terms).
+//! 2. *The error sum.* err adds the terms with roundings rho = fl(a + b), each erring by
+//!    at most u |a + b| <= u (1 + u)^(N + 16) times the sum of |t| over the terms t of its
+//!    result (err is at most N + 16 roundings deep). An addition with an operand that is
+//!    zero for every input (q's start; the error of a lane's first TwoSum(0, p); that of
+//!    TwoSum(total, s_l) for an empty lane) is exact: not a rounding. Hence
+//!    |S - v| <= u^2 (1 + u)^(2N + 25) sum_i |x_i| W_i <= u^2 (1 + 2^-28) W P, with
+//!    W_i the sum over the roundings of the number of terms of their result whose scope
+//!    holds element i, W = max_i W_i, and N <= 2^23 (tier 2 runs for k < 2^26 only).
+//! 3. *W, counted* (on the structure: "at most" counts every term that may be nonzero).
+//!    [`dot2`], n > 8: in a lane (at most N elements, t_j the j-th TwoSum's error) the
+//!    error sum Q_j = fl(Q_{j-1} + t_j) rounds for j >= 3 (t_1 = 0, and 0 + t_2 is
+//!    exact) and holds t_2..t_j: at most sum_{j=3..N} (j - 1) = N (N - 1) / 2 - 1, and
+//!    the lane's q_l = `q[l]` ends with at most N - 1 terms holding i. Combining lanes
+//!    (e_l the error of TwoSum(total, s_l)), fl(e_l + q_l) holds at most 1 term with i,
+//!    N for i's own lane (7 + N - 1 over l = 1..7), err = fl(err + ..) at most N - 1 + l
+//!    (7 N + 21), the bias's rounding N + 7: W <= N (N - 1) / 2 + 9 N + 33. n <= 8
+//!    (every q_l zero, so fl(e_l + q_l) is exact): only err = fl(err + e_l),
+//!    2 <= l < n, holding l terms, and the bias's, holding n: W <= n (n + 1) / 2 - 1.
+//!    [`dot2_wide`] over k products, k > 8: Q_j = fl(Q_{j-1} + fl(t_j + f_j)), both
+//!    rounding for j >= 2 (t_1 = 0), holds f_1..f_j and t_2..t_j, at most j of them with
+//!    i, and the inner sum at most 2 (at i's position) or 1: a lane's at most
+//!    N (N + 3) / 2 - 1, q_l ends with at most N; combining as above, 9 N + 43:
+//!    W <= N (N + 3) / 2 + 9 N + 42. k <= 8: every fl(e_l + q_l) (1 + (1 if l is i's
+//!    lane) terms with i) and err's roundings (l + 1) for 1 <= l < k, the bias's (k + 1):
+//!    W <= k (k - 1) / 2 + 3 k.
+//!    These forms are at most 0.36 (n + 8)^2 / 2 for [`dot2`] (the ratio peaks at n = 9;
+//!    as (n + 8)^2 / 2 >= (8 N + 1)^2 / 2 it falls towards 1/64: about N^2 / 2 + 8.5 N
+//!    against 32 N^2) and at most 0.2 (2 k + 8)^2 / 2 for [`dot2_wide`], whose count is
+//!    n = 2 k. The test `half_dot2_bound_counts_every_order` runs both orders on their
+//!    expression trees (every n to 2048, 10^4 and 65536, with and without the bias): W
+//!    never exceeds the forms and equals them for n a multiple of 8 from 16 with a bias.
+//! 4. *The halved test.* |S - r| <= |S - v| + |v - r| <= u^2 (1 + 2^-28) W P + u |r|
+//!    (r = RN(v): half the spacing at r, at most 2^-53 |r|) <= (n + 8)^2 2^-107 A +
+//!    2^-53 |r| =: E by 3 and P <= A = `abs_bound`: half of `dot2_bound` in exact
+//!    arithmetic, without even its 1 + 2^-20. The computed half (at most four
+//!    roundings, then the exact * 0.5) is at least (1 - u)^4 E; `round_within` widens it
+//!    to d >= (1 - u)^6 (1 + 2^-36) E + (1 - u) 2^-51 |r|, and
+//!    fl(r + d) >= r + d - u (|r| + d) >= r + E, likewise fl(r - d) <= r - E. So S lies
+//!    between the two ends the test rounds, and as rounding is monotone (ties to even
+//!    included) a sure answer is the rounding of S: no property of the rounding
+//!    boundaries is used, and a halfway S needs no case of its own. For an exact zero S
+//!    the upper end is +0 or above, so only +0 can be sure: IEEE's sign unless every
+//!    term is -0, and then r = +0 and d > 0 put the lower end below zero (never sure),
+//!    as with the full bound. Half is not the edge either: the widening's 2^-51 |r|
+//!    alone covers the last rounding's u |r|, and W needs only 0.18 of the second term
+//!    (0.1 for [`dot2_wide`]), so the same steps hold for a quarter of `dot2_bound`;
+//!    what tier 2 cannot drop is the second term (bound 0 is caught by
+//!    `tier2_must_not_trust_itself` in `tests/hard_sums.rs`). Nor do the 8 lanes carry
+//!    the halving: one lane would give W about n^2 / 2 + n / 2, still below
+//!    (n + 8)^2 / 2; they make the margin 2.7 at least.
+//!
+//! The CUDA mirror's `dot2` and `dot2_wide` (`kernels/math/exact_dot.cuh`) perform
+//! exactly these operations in this order (the same loops; `err += e + q[l]` is
+//! err + (e + q_l) in both languages; kernels build with `--fmad=false`), and its
+//! `dot2_bound` and `round_within_parts` (`kernels/math/round.cuh`) are the same
+//! formulas. Tier 2 calls exactly these functions: `slow_output` in `src/matmul/cpu.rs`
+//! and `kernels/matmul/tiers.cuh` (`dot2`, `dot2_bound(k, ..)`), `Shared::slow` in
+//! `src/quantized/cpu.rs` and `slow_output` in `kernels/quantized/quantized.cu`
+//! (`dot2_wide`, `dot2_bound(2 * k, ..)`).
 
 /// Lowest bit of any product of two f32: 2^-149 * 2^-149.
 pub(crate) const BASE_EXP: i32 = -298;
@@ -637,6 +716,212 @@ mod tests {
                     (r - exact).abs() <= bound,
                     "n {n}: {r} vs {exact}, bound {bound}"
                 );
+            }
+        }
+    }
+
+    /// The count W behind "Why half of `dot2_bound` is still a bound" (module header),
+    /// found by running each order on its expression tree rather than by the header's
+    /// closed form.
+    mod count {
+        /// The lanes of the simulated order (the functions' `DOT2_LANES`).
+        pub(super) const LANES: usize = super::DOT2_LANES;
+
+        /// The elements a value covers: per lane a range [lo, hi) of lane positions
+        /// (element i is position i / LANES of lane i % LANES), and the bias.
+        #[derive(Clone, Copy)]
+        struct Scope {
+            lanes: [(u32, u32); LANES],
+            bias: bool,
+        }
+
+        impl Scope {
+            fn element(i: usize) -> Scope {
+                let mut lanes = [(0, 0); LANES];
+                let j = (i / LANES) as u32;
+                lanes[i % LANES] = (j, j + 1);
+                Scope { lanes, bias: false }
+            }
+
+            fn bias() -> Scope {
+                Scope {
+                    lanes: [(0, 0); LANES],
+                    bias: true,
+                }
+            }
+
+            /// The union of the scopes of a TwoSum's two operands (disjoint and adjacent).
+            fn union(a: Scope, b: Scope) -> Scope {
+                let mut lanes = a.lanes;
+                for (x, y) in lanes.iter_mut().zip(b.lanes) {
+                    if x.0 == x.1 {
+                        *x = y;
+                    } else if y.0 != y.1 {
+                        assert!(x.1 == y.0 || y.1 == x.0, "scopes not adjacent");
+                        *x = (x.0.min(y.0), x.1.max(y.1));
+                    }
+                }
+                Scope {
+                    lanes,
+                    bias: a.bias || b.bias,
+                }
+            }
+        }
+
+        const NO_PARENT: usize = usize::MAX;
+
+        /// The error sum's expression tree: the leaves are error terms (with their scope),
+        /// the inner nodes roundings. A value that is zero for every input is `None`, and
+        /// an addition with such an operand is exact (no node).
+        #[derive(Default)]
+        struct Tree {
+            parent: Vec<usize>,
+            leaves: Vec<(usize, Scope)>,
+        }
+
+        impl Tree {
+            fn node(&mut self) -> usize {
+                self.parent.push(NO_PARENT);
+                self.parent.len() - 1
+            }
+
+            fn term(&mut self, s: Scope) -> Option<usize> {
+                let v = self.node();
+                self.leaves.push((v, s));
+                Some(v)
+            }
+
+            /// fl(a + b): a rounding unless an operand is zero.
+            fn add(&mut self, a: Option<usize>, b: Option<usize>) -> Option<usize> {
+                let (Some(a), Some(b)) = (a, b) else {
+                    return a.or(b);
+                };
+                let v = self.node();
+                self.parent[a] = v;
+                self.parent[b] = v;
+                Some(v)
+            }
+
+            /// TwoSum of two chain values (`None`: zero): the sum's scope and the error
+            /// term, zero when an operand is zero.
+            fn two_sum(
+                &mut self,
+                a: Option<Scope>,
+                b: Option<Scope>,
+            ) -> (Option<Scope>, Option<usize>) {
+                match (a, b) {
+                    (Some(a), Some(b)) => {
+                        let s = Scope::union(a, b);
+                        (Some(s), self.term(s))
+                    }
+                    _ => (a.or(b), None),
+                }
+            }
+
+            /// max over the elements i (and the bias) of W_i: the sum over the roundings of
+            /// the number of terms in the rounding's result whose scope holds i, i.e. the
+            /// sum over the terms whose scope holds i of the roundings above them.
+            fn max_weight(&self, n: usize) -> u64 {
+                // Parents come after their children.
+                let mut above = vec![0u64; self.parent.len()];
+                for v in (0..self.parent.len()).rev() {
+                    if self.parent[v] != NO_PARENT {
+                        above[v] = above[self.parent[v]] + 1;
+                    }
+                }
+                let mut diff = vec![[0i64; LANES]; n.div_ceil(LANES) + 1];
+                let mut bias = 0;
+                for &(v, s) in &self.leaves {
+                    for (l, &(lo, hi)) in s.lanes.iter().enumerate() {
+                        diff[lo as usize][l] += above[v] as i64;
+                        diff[hi as usize][l] -= above[v] as i64;
+                    }
+                    bias += s.bias as u64 * above[v];
+                }
+                let mut run = [0i64; LANES];
+                let mut best = bias;
+                for (j, row) in diff.iter().enumerate() {
+                    for l in 0..LANES {
+                        run[l] += row[l];
+                        if j * LANES + l < n {
+                            best = best.max(run[l] as u64);
+                        }
+                    }
+                }
+                best
+            }
+        }
+
+        /// W of [`super::dot2`] over n products (`wide`: of [`super::dot2_wide`]), with or
+        /// without the bias: its loops, with every product nonzero.
+        pub(super) fn weight(n: usize, wide: bool, with_bias: bool) -> u64 {
+            let mut t = Tree::default();
+            let mut s = [None; LANES];
+            let mut q = [None; LANES];
+            for i in 0..n {
+                let l = i % LANES;
+                let (sum, r) = t.two_sum(s[l], Some(Scope::element(i)));
+                s[l] = sum;
+                q[l] = if wide {
+                    let e = t.term(Scope::element(i)); // TwoProduct's error
+                    let re = t.add(r, e);
+                    t.add(q[l], re)
+                } else {
+                    t.add(q[l], r)
+                };
+            }
+            let mut total = s[0];
+            let mut err = q[0];
+            for l in 1..LANES {
+                let (sum, e) = t.two_sum(total, s[l]);
+                total = sum;
+                let eq = t.add(e, q[l]);
+                err = t.add(err, eq);
+            }
+            if with_bias {
+                let (_, e) = t.two_sum(total, Some(Scope::bias()));
+                t.add(err, e);
+            }
+            t.max_weight(n)
+        }
+    }
+
+    /// The closed forms of W in the module header (8 lanes; n products, for `wide` the
+    /// k = n products of [`dot2_wide`]).
+    fn weight_closed_form(n: usize, wide: bool) -> u64 {
+        let n = n as u64;
+        let m = n.div_ceil(8);
+        match (wide, n <= 8) {
+            (false, true) => n * (n + 1) / 2 - 1,
+            (false, false) => m * (m - 1) / 2 + 9 * m + 33,
+            (true, true) => n * (n - 1) / 2 + 3 * n,
+            (true, false) => m * (m + 3) / 2 + 9 * m + 42,
+        }
+    }
+
+    #[test]
+    fn half_dot2_bound_counts_every_order() {
+        // The header's proof needs W (1 + 2^-28) <= c^2 / 2 for the count c passed to
+        // dot2_bound (n for dot2, 2k for dot2_wide); the closed forms claim more: at most
+        // 0.36 c^2 / 2 (dot2) and 0.2 c^2 / 2 (dot2_wide).
+        let mut ns: Vec<usize> = (1..=2048).collect();
+        ns.extend([10_000, 65_536]);
+        for wide in [false, true] {
+            for with_bias in [false, true] {
+                for &n in &ns {
+                    let w = count::weight(n, wide, with_bias);
+                    let form = weight_closed_form(n, wide);
+                    let c = (if wide { 2 * n } else { n }) as f64;
+                    let half = (c + 8.0) * (c + 8.0) / 2.0;
+                    let case = format!("n {n}, wide {wide}, bias {with_bias}: W {w}");
+                    assert!(w <= form, "{case} above the closed form {form}");
+                    if with_bias && n % 8 == 0 && n >= 16 {
+                        assert_eq!(w, form, "{case}: the closed form is exact here");
+                    }
+                    let margin = if wide { 0.2 } else { 0.36 };
+                    assert!(form as f64 <= margin * half, "{case}: form {form}");
+                    assert!(w as f64 * (1.0 + 2f64.powi(-28)) <= half, "{case}");
+                }
             }
         }
     }
