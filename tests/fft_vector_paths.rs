@@ -33,8 +33,11 @@ fn bits(v: &[Complex32]) -> Vec<(u32, u32)> {
 }
 
 /// Mixed-radix lengths: odd n (every stage on one lane), short and long power-of-two
-/// factors before the radix-7/5/3 stages, the audio lengths (400, 480, 44100, 48000).
-const MIXED: [usize; 30] = [
+/// factors before the radix-7/5/3 stages, the audio lengths (400, 480, 44100, 48000),
+/// power-of-two stages whose stride the vector width does not divide (an overlapping last
+/// block: 180, 210, 360, 400, 480, 864, 1000) and odd-radix stages on half or a quarter of
+/// the widest vector (ns = 8, 4 or 2 below W: 180, 360, 1000).
+const MIXED: [usize; 34] = [
     18,
     20,
     21,
@@ -49,11 +52,15 @@ const MIXED: [usize; 30] = [
     105,
     120,
     125,
+    180,
+    210,
     240,
     343,
+    360,
     384,
     400,
     480,
+    864,
     1000,
     1536,
     2187,

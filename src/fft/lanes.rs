@@ -25,6 +25,11 @@ pub(crate) const MAX_LANES: usize = 16;
 /// width changes the speed, never a bit.
 pub(crate) trait Lanes<T: FftScalar>: Arith {
     const W: usize;
+    /// The vector of half as many lanes that the same instruction-set copy can run (one
+    /// lane below the narrowest x86 type, and for the portable `V`): the width a
+    /// mixed-radix stage falls back to when W does not suit it (stockham.rs
+    /// `stage_mixed`).
+    type Half: Lanes<T>;
     /// W values from `p` (no alignment needed).
     unsafe fn load(p: *const T) -> Self;
     /// The W lanes to `p`.
@@ -168,6 +173,7 @@ impl<T: FftScalar, const W: usize> Arith for V<T, W> {
 
 impl<T: FftScalar, const W: usize> Lanes<T> for V<T, W> {
     const W: usize = W;
+    type Half = V<T, 1>;
     #[inline(always)]
     unsafe fn load(p: *const T) -> Self {
         // SAFETY: the caller's.
@@ -186,12 +192,12 @@ impl<T: FftScalar, const W: usize> Lanes<T> for V<T, W> {
 /// inside the `#[target_feature]` copies that have the instructions.
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86 {
-    use super::{Arith, BFLY_LEN, Cx, Lanes};
+    use super::{Arith, BFLY_LEN, Cx, Lanes, V};
     use num_complex::Complex32;
     use std::arch::x86_64::*;
 
     macro_rules! simd {
-        ($name:ident, $t:ty, $w:expr, $v:ty, $add:ident, $sub:ident, $mul:ident,
+        ($name:ident, $t:ty, $w:expr, $half:ty, $v:ty, $add:ident, $sub:ident, $mul:ident,
          $neg:expr, { $($extra:tt)* }) => {
             #[derive(Clone, Copy)]
             pub(crate) struct $name($v);
@@ -248,6 +254,7 @@ pub(crate) mod x86 {
             }
             impl Lanes<$t> for $name {
                 const W: usize = $w;
+                type Half = $half;
                 #[inline(always)]
                 unsafe fn load(p: *const $t) -> Self {
                     // SAFETY: the caller's (a plain unaligned read of the vector's bytes).
@@ -268,6 +275,7 @@ pub(crate) mod x86 {
         F32x16,
         f32,
         16,
+        F32x8,
         __m512,
         _mm512_add_ps,
         _mm512_sub_ps,
@@ -326,6 +334,7 @@ pub(crate) mod x86 {
         F32x8,
         f32,
         8,
+        F32x4,
         __m256,
         _mm256_add_ps,
         _mm256_sub_ps,
@@ -362,6 +371,7 @@ pub(crate) mod x86 {
         F32x4,
         f32,
         4,
+        V<f32, 1>,
         __m128,
         _mm_add_ps,
         _mm_sub_ps,
@@ -390,6 +400,7 @@ pub(crate) mod x86 {
         F64x8,
         f64,
         8,
+        F64x4,
         __m512d,
         _mm512_add_pd,
         _mm512_sub_pd,
@@ -421,6 +432,7 @@ pub(crate) mod x86 {
         F64x4,
         f64,
         4,
+        F64x2,
         __m256d,
         _mm256_add_pd,
         _mm256_sub_pd,
@@ -457,6 +469,7 @@ pub(crate) mod x86 {
         F64x2,
         f64,
         2,
+        V<f64, 1>,
         __m128d,
         _mm_add_pd,
         _mm_sub_pd,

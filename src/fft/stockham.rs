@@ -18,10 +18,12 @@
 //! with the same DAG and the same twiddle tables.
 //!
 //! The power-of-two stages come first so that the odd-radix stages see ns a multiple of
-//! 2^a and run on vectors whenever the vector width divides 2^a; a stage whose ns the
-//! vector width does not suit (the first stages of a short power-of-two factor, every
-//! stage when n is odd) runs the same loop on one-lane vectors: the same DAG per
-//! butterfly, so the same bits.
+//! 2^a and run on vectors whenever the vector width divides 2^a. In a mixed-radix
+//! transform each stage runs on the widest vectors that suit it: W lanes, else W/2 or W/4
+//! (an odd-radix stage needs the width to divide ns; a power-of-two stage with ns < W
+//! only needs ns | W <= n / R, its last block overlapping the one before when W does not
+//! divide n / R), else one-lane vectors (every stage when n is odd). Every width runs the
+//! same DAG per butterfly, so the same bits.
 //!
 //! Error: each stage adds at most a few roundings of relative size 2^-24 (f32) per value
 //! and the twiddles are correctly rounded, so the relative L2 error grows like
@@ -493,20 +495,62 @@ unsafe fn run_plain<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
 
 /// True when a stage runs on vectors of W lanes (`stage_v`): W divides ns (then W divides
 /// the stride n / R too, a multiple of ns), or the radix is a power of two, ns divides W
-/// and W divides the stride (the transposed stores).
+/// and W is at most the stride (the transposed stores; the last block may overlap the
+/// one before it).
 fn vector_stage_fits(radix: usize, ns: usize, n: usize, w: usize) -> bool {
     ns.is_multiple_of(w)
-        || (radix.is_power_of_two()
-            && ns < w
-            && w.is_multiple_of(ns)
-            && (n / radix).is_multiple_of(w))
+        || (radix.is_power_of_two() && ns < w && w.is_multiple_of(ns) && w <= n / radix)
+}
+
+/// The lane count a mixed-radix stage runs on in the copy with vectors L: the widest of
+/// W, W/2, W/4 (`Lanes::Half`) that `vector_stage_fits`, else 1. A speed detail: every
+/// width runs the same DAG per butterfly.
+fn mixed_stage_width<T: FftScalar, L: Lanes<T>>(radix: usize, ns: usize, n: usize) -> usize {
+    let widths = [
+        L::W,
+        <L::Half as Lanes<T>>::W,
+        <<L::Half as Lanes<T>>::Half as Lanes<T>>::W,
+    ];
+    widths
+        .into_iter()
+        .find(|&w| w > 1 && vector_stage_fits(radix, ns, n, w))
+        .unwrap_or(1)
+}
+
+/// One stage of `run_mixed` on `mixed_stage_width` lanes.
+///
+/// # Safety
+/// As for stage_v, without the condition on W (the width chosen here satisfies it).
+#[inline(always)]
+unsafe fn stage_mixed<T: FftScalar, L: Lanes<T>>(
+    st: &Stage<T>,
+    n: usize,
+    src: &SplitSrc<T>,
+    dst: &SplitDst<T>,
+) {
+    type H<T, L> = <L as Lanes<T>>::Half;
+    type Q<T, L> = <H<T, L> as Lanes<T>>::Half;
+    let w = mixed_stage_width::<T, L>(st.radix, st.ns, n);
+    // SAFETY: the caller's; `w` fits the stage (vector_stage_fits).
+    unsafe {
+        if w == L::W {
+            stage_r::<T, L, _, _>(st, n, src, dst)
+        } else if w == H::<T, L>::W {
+            stage_r::<T, H<T, L>, _, _>(st, n, src, dst)
+        } else if w == Q::<T, L>::W {
+            stage_r::<T, Q<T, L>, _, _>(st, n, src, dst)
+        } else {
+            stage_one_lane(st, n, src, dst)
+        }
+    }
 }
 
 /// `run` for n not a power of two (mixed radix): an interleaved input is first converted
 /// to split buffers (exactly, conjugated when asked: the values the first stage would
-/// read), then one pass per stage in the plain layout, each stage on vectors L where they
-/// fit (`vector_stage_fits`) and on one-lane vectors elsewhere (the same DAG per
-/// butterfly), then the split result is rounded to the interleaved output (as `CxDst`).
+/// read), then one pass per stage in the plain layout, each stage on the widest vectors
+/// of L, L::Half, L::Half::Half that fit it (`mixed_stage_width`) and on one-lane vectors
+/// elsewhere (the same DAG per butterfly), then the split result is rounded to the
+/// interleaved output (as `CxDst`).
 #[inline(always)]
 unsafe fn run_mixed<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
     let n = plan.n;
@@ -521,13 +565,7 @@ unsafe fn run_mixed<T: FftScalar, L: Lanes<T>>(plan: &Stockham<T>, io: Io<T>) {
         let src = SplitSrc::of(from, false);
         let dst = SplitDst::of(to, false);
         // SAFETY: as for run (each buffer pair is n long and the two are distinct).
-        unsafe {
-            if vector_stage_fits(st.radix, st.ns, n, L::W) {
-                stage_r::<T, L, _, _>(st, n, &src, &dst)
-            } else {
-                stage_one_lane(st, n, &src, &dst)
-            }
-        }
+        unsafe { stage_mixed::<T, L>(st, n, &src, &dst) }
     }
     let at = if plan.stages.len() % 2 == 1 { b } else { a };
     match io {
@@ -566,13 +604,14 @@ unsafe fn convert_in<T: FftScalar, L: Lanes<T>>(
     to: (*mut T, *mut T),
     n: usize,
 ) {
-    let w = if n.is_multiple_of(L::W) { L::W } else { 1 };
+    let w = if L::W <= n { L::W } else { 1 };
     let dst = SplitDst::of(to, false);
-    // SAFETY (both loops): at + W <= n for the vector loop (W divides n), at < n for the
-    // one-lane loop.
+    // SAFETY (both loops): at + W <= n for the vector loop (the last vector starts at
+    // n - W when W does not divide n: its values are converted again, to the same bits),
+    // at < n for the one-lane loop.
     unsafe {
         if w == L::W {
-            for at in (0..n).step_by(w) {
+            for at in vector_starts(n, w) {
                 let v: Cx<L> = match src {
                     Input::Complex(p) => Source::<T, L>::load(&CxSrc { p, conj }, at),
                     Input::Real(p) => Source::<T, L>::load(&RealSrc { p }, at),
@@ -591,6 +630,14 @@ unsafe fn convert_in<T: FftScalar, L: Lanes<T>>(
     }
 }
 
+/// The starts of the vectors of w values that cover 0..n (w <= n): 0, w, 2w, .., and
+/// n - w last when w does not divide n (then it overlaps the vector before it).
+#[inline(always)]
+fn vector_starts(n: usize, w: usize) -> impl Iterator<Item = usize> {
+    let count = n.div_ceil(w);
+    (0..count).map(move |b| if b + 1 < count { b * w } else { n - w })
+}
+
 /// The split pair `from` to the interleaved f32 output: rounded once, conjugated when
 /// `conj`, NaNs canonical (`CxDst`).
 ///
@@ -607,8 +654,8 @@ unsafe fn convert_out<T: FftScalar, L: Lanes<T>>(
     let out = CxDst { p: dst, conj };
     // SAFETY: as for convert_in.
     unsafe {
-        if n.is_multiple_of(L::W) {
-            for at in (0..n).step_by(L::W) {
+        if L::W <= n {
+            for at in vector_starts(n, L::W) {
                 let v: Cx<L> = Source::<T, L>::load(&src, at);
                 Sink::<T, L>::store(&out, at, v);
             }
@@ -861,10 +908,15 @@ fn transpose<T: FftScalar, L: Lanes<T>, const R: usize, const G: usize>(v: &mut 
 /// One stage on W = L::W lanes (module comment for the index map): lanes are W
 /// consecutive butterflies i, whose loads are contiguous. When ns >= W the lanes share k
 /// and their stores are contiguous too; when ns < W (ns divides W), the W butterflies'
-/// R W outputs form one contiguous block of dst, permuted before it is stored.
+/// R W outputs form one contiguous block of dst, permuted before it is stored. There the
+/// stride n / R need not be a multiple of W (mixed radix: n = 400's first stage has
+/// stride 50): the last block starts at n / R - W instead, a multiple of ns, and runs
+/// again some butterflies of the block before it, which store the same values (the same
+/// DAG on the same inputs) to the same places.
 ///
 /// # Safety
-/// `src` and `dst` are valid for n complex values and do not overlap; W divides n / R.
+/// `src` and `dst` are valid for n complex values and do not overlap; W divides n / R,
+/// or (power-of-two R only) ns < W, ns divides W and W <= n / R.
 #[inline(always)]
 unsafe fn stage_v<T: FftScalar, const R: usize, L: Lanes<T>, S, D>(
     st: &Stage<T>,
@@ -879,7 +931,7 @@ unsafe fn stage_v<T: FftScalar, const R: usize, L: Lanes<T>, S, D>(
     let w = L::W;
     let stride = n / R;
     let ns = st.ns;
-    debug_assert!(stride.is_multiple_of(w));
+    debug_assert!(stride.is_multiple_of(w) || (R.is_power_of_two() && ns < w && w <= stride));
     let (twr, twi) = (st.tw_re.as_ptr(), st.tw_im.as_ptr());
     // Odd radices always have W | ns (vector_stage_fits): the transposed stores are for
     // the power-of-two radices only.
@@ -925,7 +977,8 @@ unsafe fn stage_v<T: FftScalar, const R: usize, L: Lanes<T>, S, D>(
                 Cx::new(zero, zero)
             }
         });
-        for base in (0..stride).step_by(w) {
+        // Whole blocks, then (stride not a multiple of W) the last W butterflies.
+        for base in vector_starts(stride, w) {
             // SAFETY: base + r stride + W <= n; the block base R .. (base + W) R is in dst.
             unsafe {
                 let mut v: [Cx<L>; R] = std::array::from_fn(|r| src.load(base + r * stride));
@@ -1194,6 +1247,124 @@ mod tests {
         assert_eq!(radices(3 * 5 * 7 * 7 * 16), vec![8, 2, 7, 7, 5, 3]);
         assert_eq!(radices(9), vec![3, 3]);
         assert!(!is_smooth(1) && !is_smooth(11) && !is_smooth(22) && is_smooth(2));
+    }
+
+    /// Values in [-8, 8) with a -0 and a subnormal among them, and when `special` a NaN
+    /// and an infinity (which make every output NaN).
+    fn values(n: usize, seed: u64, special: bool) -> Vec<Complex32> {
+        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 40) as f32 / (1u64 << 24) as f32) * 16.0 - 8.0
+        };
+        let mut v: Vec<Complex32> = (0..n).map(|_| Complex32::new(next(), next())).collect();
+        if special {
+            v[n / 2 + 1].re = f32::NAN;
+            v[n - 3].im = f32::INFINITY;
+        }
+        v[3].re = -0.0;
+        v[5].im = f32::from_bits(1);
+        v
+    }
+
+    /// The bits, NaNs made canonical (the split buffers' NaN payloads are not specified;
+    /// the interleaved outputs' are canonical already).
+    fn bits(v: &[Complex32]) -> Vec<(u32, u32)> {
+        v.iter()
+            .map(|z| (canonical(z.re).to_bits(), canonical(z.im).to_bits()))
+            .collect()
+    }
+
+    /// `dispatch` on `path` against the scalar stage loops (`execute_scalar`: one
+    /// butterfly at a time, no vectors), split and interleaved (complex, conjugated,
+    /// real) rows of length n.
+    fn check_against_scalar<T: FftScalar>(n: usize, path: VectorPath, special: bool) {
+        let plan = Stockham::<T>::new(n, false);
+        let x = values(n, n as u64, special);
+        let real: Vec<f32> = x.iter().map(|z| z.im).collect();
+        // Split buffers.
+        let split = |vector: bool| {
+            let mut re: Vec<T> = x.iter().map(|z| T::from_f32(z.re)).collect();
+            let mut im: Vec<T> = x.iter().map(|z| T::from_f32(z.im)).collect();
+            let (mut sre, mut sim) = (vec![T::ZERO; n], vec![T::ZERO; n]);
+            let io = Io::Split {
+                re: re.as_mut_ptr(),
+                im: im.as_mut_ptr(),
+                sre: sre.as_mut_ptr(),
+                sim: sim.as_mut_ptr(),
+            };
+            // SAFETY: four distinct buffers of n values.
+            unsafe {
+                if vector {
+                    dispatch(&plan, path, io)
+                } else {
+                    execute_scalar(&plan, io)
+                }
+            }
+            let c: Vec<Complex32> = re
+                .iter()
+                .zip(&im)
+                .map(|(a, b)| Complex32::new(a.to_f32(), b.to_f32()))
+                .collect();
+            bits(&c)
+        };
+        assert!(
+            split(true) == split(false),
+            "n = {n}, {path:?}: split buffers differ from one lane"
+        );
+        // Interleaved rows.
+        for (input, conj) in [
+            (Input::Complex(x.as_ptr()), false),
+            (Input::Complex(x.as_ptr()), true),
+            (Input::Real(real.as_ptr()), false),
+        ] {
+            let run = |vector: bool| {
+                let mut out = vec![Complex32::new(1.0, 1.0); n];
+                let mut scratch = vec![T::ZERO; 4 * n];
+                let io = Io::Interleaved {
+                    src: input,
+                    dst: out.as_mut_ptr(),
+                    conj,
+                    scratch: scratch.as_mut_ptr(),
+                };
+                // SAFETY: n values at src and dst, 4n in scratch, all distinct.
+                unsafe {
+                    if vector {
+                        dispatch(&plan, path, io)
+                    } else {
+                        execute_scalar(&plan, io)
+                    }
+                }
+                bits(&out)
+            };
+            assert!(
+                run(true) == run(false),
+                "n = {n}, {path:?}, conj = {conj}: interleaved rows differ from one lane"
+            );
+        }
+    }
+
+    /// Every vector path gives the bits of the scalar stage loops on the mixed-radix
+    /// lengths whose stages run on overlapping last blocks (power-of-two stages whose
+    /// stride W does not divide: 400's first stage, stride 50, and its radix-2 stage,
+    /// stride 200, at W = 16) or on W/2, W/4 lanes (odd-radix stages with ns = 8, 4, 2 at
+    /// W = 16; ns = 4, 2 at W = 8), and the powers of two that run the same loops.
+    #[test]
+    fn every_stage_width_gives_the_bits_of_one_lane() {
+        let lens = [
+            40, 56, 72, 120, 180, 200, 210, 360, 400, 480, 840, 864, 1000, 1080, 1400, 2000, 64,
+            256, 1024, 4096,
+        ];
+        for n in lens {
+            for path in VectorPath::available() {
+                for special in [false, true] {
+                    check_against_scalar::<f32>(n, path, special);
+                    check_against_scalar::<f64>(n, path, special);
+                }
+            }
+        }
     }
 
     #[test]
