@@ -171,7 +171,10 @@ fn kernels_unpack_the_kquant_codes_exactly() {
         assert_eq!(len, 256);
         let (d, dmin) = scale_offsets(ty);
         let nb = 24;
-        let mut bytes = random_blocks(ty, nb, &mut rng, true);
+        // Random bytes in every block (not `random_blocks`, which may draw whole runs of
+        // equal bytes, where a code read from the wrong bits or a sub-scale taken from
+        // the wrong group can go unseen); the scales are set below.
+        let mut bytes: Vec<u8> = (0..nb * size).map(|_| rng.below(256) as u8).collect();
         for (b, blk) in bytes.chunks_exact_mut(size).enumerate() {
             match b {
                 // Every byte 0xFF (Q4_K: q = 15, sc = 63) or 0 with Q6_K's sub-scales at
