@@ -2,11 +2,14 @@
 //! first tier (the default), ours with the f64 tier alone (`int_tier: false`), stock
 //! candle's `QMatMul` and a copy of the weight bytes, interleaved in one run; f32 x.
 //!
-//! `cargo run --release --example qgemv_speed [rounds]` prints the median of each per
-//! round and the range over rounds, in microseconds.
+//! `cargo run --release --example qgemv_speed [rounds] [types] [path]` prints the median
+//! of each per round and the range over rounds, in microseconds; `types` a comma list
+//! (`Q4K,Q6K,Q8_0,Q4_0`, the default `all`), `path` `avx2` or `baseline` to force our
+//! product's vector path (default: the widest this CPU has).
 
 use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::{Device, Module, Tensor};
+use candle_repro::math::VectorPath;
 use candle_repro::matmul::CpuConfig;
 use candle_repro::quantized::{QMatMul, qmatmul_with_config};
 use rayon::prelude::*;
@@ -31,6 +34,15 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(5);
+    let only: Option<Vec<String>> = std::env::args()
+        .nth(2)
+        .filter(|a| a != "all")
+        .map(|a| a.split(',').map(String::from).collect());
+    let path = match std::env::args().nth(3).as_deref() {
+        Some("avx2") => VectorPath::Avx2,
+        Some("baseline") => VectorPath::Baseline,
+        _ => VectorPath::detect(),
+    };
     let (k, n) = (4096, 4096);
     let dev = &Device::Cpu;
     let mut state = 0x2545_F491_4F6C_DD1Du64;
@@ -44,24 +56,32 @@ fn main() {
     let x: Vec<f32> = (0..k).map(|_| next() as f32).collect();
     let w = Tensor::from_vec(w, (n, k), dev).unwrap();
     let x = Tensor::from_vec(x, (1, k), dev).unwrap();
-    println!("threads {}", rayon::current_num_threads());
+    println!("threads {}, path {path:?}", rayon::current_num_threads());
     for ty in [
         GgmlDType::Q4K,
         GgmlDType::Q6K,
         GgmlDType::Q8_0,
         GgmlDType::Q4_0,
     ] {
+        if only
+            .as_ref()
+            .is_some_and(|o| !o.contains(&format!("{ty:?}")))
+        {
+            continue;
+        }
         let q = Arc::new(QTensor::quantize(&w, ty).unwrap());
         let ours = QMatMul::from_arc(q.clone()).unwrap();
         let stock = candle_core::quantized::QMatMul::from_arc(q.clone()).unwrap();
         let bytes = q.data().unwrap().to_vec();
         let mut dst = vec![0u8; bytes.len()];
         let f64_only = CpuConfig {
+            path,
             int_tier: false,
             ..CpuConfig::default()
         };
         // The integer tier on every type (the 32-weight ones included, off by default).
         let int_all = CpuConfig {
+            path,
             int_tier_short_blocks: true,
             ..CpuConfig::default()
         };

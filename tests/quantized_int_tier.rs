@@ -21,7 +21,9 @@ use candle_core::DType;
 use candle_core::quantized::GgmlDType;
 use candle_repro::math::VectorPath;
 use candle_repro::matmul::CpuConfig;
-use candle_repro::quantized::int_tier::{IntPath, block_sums, block_sums_32x8, check_scales};
+use candle_repro::quantized::int_tier::{
+    IntPath, block_sums, block_sums_32x8, block_sums_of, check_scales,
+};
 use candle_repro::quantized::{QMatMul, int_tier_decided, qmatmul_with_config};
 
 #[path = "common/lcg.rs"]
@@ -141,6 +143,85 @@ fn kernels_give_the_exact_block_sums_at_the_lane_limits() {
             for &k in &kernels {
                 let got = block_sums_32x8(k, s, &cq, &x);
                 assert_eq!(got, want, "{k:?} 8 blocks of 32, s {s} case {case}");
+            }
+        }
+    }
+}
+
+/// The block sums of whole 256-weight blocks as the GEMV's kernels form them (the codes
+/// unpacked in registers for Q4_K and Q6_K on the vector kernels, through a buffer
+/// otherwise) equal the exact sums against candle's own weights: each block's d set to 1
+/// and its min scale to 0, so that candle's weight is the code times its sub-scale,
+/// cq = sc q, exactly. Random codes and the extremes (every code and sub-scale at its
+/// largest magnitude, facing slices of +-(2^15 - 1): the i32 lanes' limits).
+#[test]
+fn kernels_unpack_the_kquant_codes_exactly() {
+    let mut rng = Lcg(13);
+    let kernels = IntPath::available();
+    let one = half::f16::from_f64(1.0).to_bits().to_le_bytes();
+    for ty in [
+        GgmlDType::Q4K,
+        GgmlDType::Q6K,
+        GgmlDType::Q2K,
+        GgmlDType::Q3K,
+        GgmlDType::Q5K,
+        GgmlDType::Q8K,
+    ] {
+        let (len, size) = block_geometry(ty);
+        assert_eq!(len, 256);
+        let (d, dmin) = scale_offsets(ty);
+        let nb = 24;
+        // Random bytes in every block (not `random_blocks`, which may draw whole runs of
+        // equal bytes, where a code read from the wrong bits or a sub-scale taken from
+        // the wrong group can go unseen); the scales are set below.
+        let mut bytes: Vec<u8> = (0..nb * size).map(|_| rng.below(256) as u8).collect();
+        for (b, blk) in bytes.chunks_exact_mut(size).enumerate() {
+            match b {
+                // Every byte 0xFF (Q4_K: q = 15, sc = 63) or 0 with Q6_K's sub-scales at
+                // -128 (q = -32: cq = 4096, the largest of any type).
+                0 => blk.fill(0xFF),
+                1 => {
+                    blk.fill(0);
+                    if ty == GgmlDType::Q6K {
+                        blk[192..208].fill(0x80);
+                    }
+                }
+                _ => {}
+            }
+            if ty == GgmlDType::Q8K {
+                blk[..4].copy_from_slice(&1f32.to_le_bytes());
+            } else {
+                blk[d..d + 2].copy_from_slice(&one);
+            }
+            if let Some(o) = dmin {
+                blk[o..o + 2].fill(0);
+            }
+        }
+        let w = oracle_weights(ty, &bytes);
+        for (b, blk) in bytes.chunks_exact(size).enumerate() {
+            let cq = &w[b * 256..(b + 1) * 256];
+            assert!(cq.iter().all(|&c| c == c.trunc() && c.abs() <= 4096.0));
+            for s in [2usize, 3] {
+                let x: Vec<i16> = match b % 4 {
+                    0 => vec![-32767; s * 256],
+                    1 => vec![32767; s * 256],
+                    _ => (0..s * 256)
+                        .map(|_| rng.below(65535) as i16 - 32767)
+                        .collect(),
+                };
+                let u: Vec<i64> = (0..s)
+                    .map(|i| (0..256).map(|t| x[i * 256 + t] as i64 * cq[t] as i64).sum())
+                    .collect();
+                // The two exact parts the sum T is formed from (the module header).
+                let want = if s == 3 {
+                    vec![u[0], (u[1] << 15) + u[2]]
+                } else {
+                    vec![0, (u[0] << 15) + u[1]]
+                };
+                for &k in &kernels {
+                    let got = block_sums_of(k, ty, blk, &x);
+                    assert_eq!(got, want, "{ty:?} {k:?} block {b} s {s}");
+                }
             }
         }
     }

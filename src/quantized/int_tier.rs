@@ -47,6 +47,15 @@
 //! after them is the same code: the same bits out of this tier, and the same outputs
 //! decided, on every path.
 //!
+//! What the f64 steps below read of a 256-block is two integers formed from the U_i,b
+//! (`t_parts`): S = 3: U_1 and U_2 2^15 + U_3; S = 2: U_1 2^15 + U_2. For Q4_K and Q6_K
+//! the AVX-512 VNNI kernel forms them lane by lane instead: each i32 lane (|lane| < 2^31)
+//! widened, pairs added in i64 (< 2^32), the middle slice's lanes times 2^15 plus the
+//! last's (< 2^48), and the 8 lanes of each part added in i64: every step exact, so the
+//! same two integers. The vector kernels unpack those two types' codes in registers
+//! (nibbles and bit pairs masked and shifted, widened to i16, times sc_g by `vpmullw`:
+//! the same cq_k, |cq_k| <= 2^12, and the same number of products per lane as above).
+//!
 //! With the offset term X_g,b = sum_{k in group g} Y_k (i64; |X| < 32 2^44 = 2^49 for the
 //! types with a C, whose groups have at most 32 weights) and N_b = sum_g m_g X_g,b
 //! (|N| < 16 63 2^49 < 2^59, i64), the covered part of the sum is exactly
@@ -95,8 +104,8 @@
 //! k >= 2^26, tier 1 switched off by the configuration, and whatever the test refuses.
 //!
 //! # Cost (per 256 weights, one row of f32 x)
-//! Unpacking the codes, cq = sc q (8 vectors of 32 i16), 24 `vpdpwssd`, 3 lane
-//! reductions, a few scalar f64 steps; the f64 tier does 32 f64 vectors of decode, convert
+//! Unpacking the codes, cq = sc q (8 vectors of 32 i16), 24 `vpdpwssd`, the lane
+//! reductions (one paired tree for Q4_K and Q6_K), a few scalar f64 steps; the f64 tier does 32 f64 vectors of decode, convert
 //! and fused multiply-add. i16 slices rather than the u8 x i8 `vpdpbusd`: the same bits
 //! per instruction (32 products of 15-bit slices against 64 of 7-bit ones), but no offset
 //! to correct (`vpdpwssd` is signed x signed, and the codes are signed in half the types),
@@ -106,30 +115,43 @@
 //! # Status (2026-11-26; for whoever picks this up)
 //! * Runs in the GEMV (m <= 4) of every quantized type, f32/bf16/f16 x, on three kernels:
 //!   scalar (i64), AVX2 (`vpmaddwd`), AVX-512 VNNI (`vpdpwssd`); the 32-weight types take
-//!   8 blocks per call with a transposing lane reduction. On by default for the 256-weight
-//!   types (K-quants) only; `CpuConfig::int_tier_short_blocks` adds the 32-weight types,
-//!   where it is still slower than the f64 tier (below). `CpuConfig::int_tier = false` is
-//!   the f64 tier alone. On typical data it decides every output of the tests' samples
-//!   (`tests/quantized_int_tier.rs`, >= 97% required).
-//! * Measured (`cargo run --release --example qgemv_speed 5`, (1, 4096) x (4096, 4096)^T,
-//!   f32 x, 2 threads, AMD Zen 5 with AVX-512 VNNI, 2 cores, while another session's
-//!   build held the cores: absolute times inflated, the ratios taken in one interleaved
-//!   run): Q4_K 1107 us against 1813 us for the f64 tier (1.6x), Q6_K 1029 against 1728
-//!   (1.7x); Q8_0 2554 against 2060 (0.8x) and Q4_0 2422 against 1682 (0.7x), hence off
-//!   for those types by default. Stock candle's `QMatMul` is still several times faster
-//!   (quiet machine: 109 us on Q4_K) and the copy of the weight bytes faster again.
-//! * Where the time goes (reading, not profiled): per 256 weights the scalar scale parsing
-//!   (`scales`; for the types without a `codes` override also the decoder's own f64
-//!   scales), the code unpacking and the cq = sc q loop (auto-vectorized at best), three
-//!   64-bit lane reductions and about 20 scalar f64 steps per block, against 24
-//!   `vpdpwssd`. Next steps: unpack and scale in registers (nibbles to i16 by shuffles,
-//!   sc by `vpermw`), keep the lanes per block in f64 vectors (no per-block reduction;
-//!   the f64 combination is a fixed set of lane chains, so the bound is unchanged in form),
-//!   and for the 32-weight types combine 16 blocks per vector.
+//!   8 blocks per call with a transposing lane reduction; Q4_K and Q6_K unpack their codes
+//!   in registers on both vector kernels (`IntScales::REG`). On by default for the
+//!   256-weight types (K-quants) only; `CpuConfig::int_tier_short_blocks` adds the
+//!   32-weight types, where it is still slower than the f64 tier (below).
+//!   `CpuConfig::int_tier = false` is the f64 tier alone. On typical data it decides every
+//!   output of the tests' samples (`tests/quantized_int_tier.rs`, >= 97% required).
+//! * Measured (`cargo run --release --example qgemv_speed 3 Q4K,Q6K [avx2]`, (1, 4096) x
+//!   (4096, 4096)^T, f32 x, 2 threads, AMD Zen 5 with AVX-512 VNNI, 2 cores shared with
+//!   other sessions' builds: absolute times inflated; ratios from one interleaved run,
+//!   ranges over 3 runs each, alternating with the previous version's binary):
+//!   AVX-512 VNNI path: int tier / f64 tier Q4_K 0.59-0.62 (before: 0.55-0.60, unchanged
+//!   within the noise; about 1130 us), Q6_K 0.45-0.51 (before 0.54-0.57; about 870 us
+//!   against 1020 before). AVX2 path (forced): Q4_K 1.27-1.30 and Q6_K 1.10-1.18 (before
+//!   1.64-1.66 and 1.50-1.55): faster by a fifth but still slower than the f64 tier there.
+//!   Stock candle's `QMatMul` on Q4_K: 118-174 us in the same runs, still 7-9x faster;
+//!   its Q6_K times swing from 260 to 3900 us between rounds (not a usable reference).
+//!   Q8_0 and Q4_0 unchanged (0.8x and 0.7x of the f64 tier before), hence still off by
+//!   default.
+//! * Where the time goes (perf annotate, Q4_K on VNNI): no single hot spot; the samples
+//!   spread over the scale parsing, the f16 conversions, the unpacking, the multiply-adds,
+//!   the lane reductions and the f64 steps (none above about 14%). LLVM splits
+//!   `_mm512_dpwssd_epi32` into `vpmaddwd` + `vpaddd`, so the register kernel issues
+//!   `vpdpwssd` by inline asm (`dpwssd`; about half of Q6_K's gain). Q4_K stays slower
+//!   than Q6_K by its scalar per-block work: the 8 `scale_min_k4` (a word-parallel
+//!   version measured 25% slower as compiled, so not kept), two software f16 conversions
+//!   (`f16_at`; F16C would do), and N = sum_g m_g X_g in emulated 64-bit multiplies.
+//!   Next steps: the scales of several blocks at once in vectors, N in the kernel (an
+//!   extra `vpdpwssd` of the slices against the m_g), the f64 steps of a row's blocks in
+//!   f64 vectors (elementwise, so the same bits; the block-order sum stays scalar), or
+//!   keep the lanes per block in f64 vectors (no per-block reduction: the f64 combination
+//!   a fixed set of lane chains, a new rounding count in the bound); for the 32-weight
+//!   types combine 16 blocks per vector. AVX-VNNI (256-bit `vpdpwssd`) would halve the
+//!   AVX2 kernel's multiply-adds on CPUs that have it.
 //! * Not done (issue 27's wider scope): the prefill GEMM on integer units, `matmul` and
 //!   `Linear` with float weights, a slice count chosen per block from the exponent spread
-//!   (today 3 slices for f32 x, 2 for bf16/f16: fixed by the dtype), AVX-VNNI (256-bit)
-//!   for AVX2 machines with VNNI, the bf16 float route, and the CUDA int8 tensor-core
+//!   (today 3 slices for f32 x, 2 for bf16/f16: fixed by the dtype), AVX-VNNI, the bf16
+//!   float route, and the CUDA int8 tensor-core
 //!   kernel with its emulator support.
 
 // The kernels index several arrays (rows, slices, blocks) by the same loop variables.
@@ -215,6 +237,21 @@ pub(crate) trait IntScales: QuantBlock {
         let (mut a, mut c) = ([0f64; 16], [0f64; 16]);
         Self::unpack(b, q, &mut a, &mut c);
     }
+
+    /// Whether the vector kernels unpack this type's codes in registers
+    /// ([`Kernel::sums_block`]) rather than through `codes` and a buffer.
+    const REG: RegCodes = RegCodes::Buffer;
+}
+
+/// How the vector kernels get a 256-weight block's codes cq = sc q (`IntScales::REG`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RegCodes {
+    /// `IntScales::codes` into a buffer, times sc, then `Kernel::sums`.
+    Buffer,
+    /// Q4_K: the nibbles of 32 bytes are groups 2j and 2j + 1, each times its sc.
+    Q4K,
+    /// Q6_K: low nibbles and 2 high bits, minus 32, times the sc of each 16 weights.
+    Q6K,
 }
 
 macro_rules! plain_scales {
@@ -300,6 +337,7 @@ k4_scales!(Q5K);
 
 impl IntScales for blocks::Q4K {
     const SCALED: bool = true;
+    const REG: RegCodes = RegCodes::Q4K;
     #[inline(always)]
     fn scales(b: &[u8], sc: &mut [i16; 16], m: &mut [i16; 16]) -> (f64, f64) {
         for g in 0..8 {
@@ -324,6 +362,7 @@ impl IntScales for blocks::Q4K {
 
 impl IntScales for blocks::Q6K {
     const SCALED: bool = true;
+    const REG: RegCodes = RegCodes::Q6K;
     #[inline(always)]
     fn scales(b: &[u8], sc: &mut [i16; 16], _m: &mut [i16; 16]) -> (f64, f64) {
         for g in 0..16 {
@@ -480,6 +519,24 @@ trait Kernel {
         x: [*const i16; R],
     ) -> [[i64; S]; R];
 
+    /// The block sums of one 256-weight block of type B (its bytes `blk`, its sc_g from
+    /// `B::scales`) against the slices at x[r] (slice i at i 256), as the two exact
+    /// integers T is formed from ([`t_parts`]): the codes cq = sc q unpacked into a buffer
+    /// (`IntScales::codes`), then [`Kernel::sums`]; the vector kernels override it for the
+    /// types they unpack in registers (`IntScales::REG`).
+    /// # Safety
+    /// As [`Kernel::sums`] with LEN = 256; `blk` is B::BYTES long.
+    #[inline(always)]
+    unsafe fn sums_block<B: IntScales, const S: usize, const R: usize>(
+        blk: &[u8],
+        sc: &[i16; 16],
+        x: [*const i16; R],
+    ) -> [[i64; 2]; R] {
+        // SAFETY: the caller's.
+        let u = unsafe { buffer_block::<Self, B, S, R>(blk, sc, x) };
+        u.map(|u| t_parts(&u))
+    }
+
     /// The sums of 8 blocks of 32: U[r][i][b] of the codes cq[32 b..] against the slices
     /// at x[r] + (b S + i) 32.
     /// # Safety
@@ -510,6 +567,62 @@ trait Kernel {
     }
 }
 
+/// The block sum T = sum_i 2^(15 (S-i)) U_i as two exact integers: S = 3: [U_1,
+/// U_2 2^15 + U_3] (the second below 2^51), T = fl(U_1 2^30 + second); S = 2:
+/// [0, U_1 2^15 + U_2] (below 2^50), T = the second (module header). The vector kernels
+/// form the same two integers lane by lane (every lane sum exact in i64).
+#[inline(always)]
+fn t_parts<const S: usize>(u: &[i64; S]) -> [i64; 2] {
+    if S == 3 {
+        [u[0], (u[1] << 15) + u[2]]
+    } else {
+        [0, (u[0] << 15) + u[1]]
+    }
+}
+
+/// T of the two parts of [`t_parts`], as f64 (one rounding for S = 3, exact for S = 2).
+#[inline(always)]
+fn t_of<const S: usize>([hi, lo]: [i64; 2]) -> f64 {
+    if S == 3 {
+        (hi as f64) * 32768.0 * 32768.0 + lo as f64 // lo below 2^51: exact in f64
+    } else {
+        lo as f64 // below 2^50: exact
+    }
+}
+
+/// [`Kernel::sums_block`] through a buffer of codes (the sums U_i, not yet parts).
+/// # Safety
+/// As [`Kernel::sums_block`].
+#[inline(always)]
+unsafe fn buffer_block<K: Kernel + ?Sized, B: IntScales, const S: usize, const R: usize>(
+    blk: &[u8],
+    sc: &[i16; 16],
+    x: [*const i16; R],
+) -> [[i64; S]; R] {
+    debug_assert!(B::LEN == 256);
+    let mut q = [0i8; 256];
+    let mut cq = [0i16; 256];
+    B::codes(blk, &mut q);
+    if B::SCALED {
+        for (g, (cq, q)) in cq
+            .chunks_exact_mut(B::GROUP)
+            .zip(q.chunks_exact(B::GROUP))
+            .enumerate()
+        {
+            let s = sc[g];
+            for (o, &v) in cq.iter_mut().zip(q) {
+                *o = v as i16 * s; // |sc q| <= 2^12
+            }
+        }
+    } else {
+        for (o, &v) in cq.iter_mut().zip(&q) {
+            *o = v as i16;
+        }
+    }
+    // SAFETY: the caller's; cq holds 256 codes.
+    unsafe { K::sums::<256, S, R>(cq.as_ptr(), x) }
+}
+
 struct ScalarK;
 impl Kernel for ScalarK {
     #[inline(always)]
@@ -531,6 +644,69 @@ impl Kernel for ScalarK {
                 })
             })
         }
+    }
+}
+
+/// The sum of the i32 lanes of two vectors, in i64.
+/// # Safety
+/// AVX2 present.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn avx2_sum([a, b]: [std::arch::x86_64::__m256i; 2]) -> i64 {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller's.
+    unsafe {
+        macro_rules! wide {
+            ($v:expr) => {
+                _mm256_add_epi64(
+                    _mm256_cvtepi32_epi64(_mm256_castsi256_si128($v)),
+                    _mm256_cvtepi32_epi64(_mm256_extracti128_si256($v, 1)),
+                )
+            };
+        }
+        let s = _mm256_add_epi64(wide!(a), wide!(b));
+        let mut l = [0i64; 4];
+        _mm256_storeu_si256(l.as_mut_ptr() as *mut __m256i, s);
+        l[0] + l[1] + l[2] + l[3]
+    }
+}
+
+/// A Q6_K block's codes plus 32, as bytes, of the half `h`: [c] holds weights
+/// 128 h + 32 c .. + 32, (ql & 0xF or ql >> 4) | (2 bits of qh) << 4 (`IntScales::codes`
+/// of Q6K). No closures: the intrinsics must inline into the caller's target features.
+/// # Safety
+/// AVX2 present; 192 bytes behind `p`; h < 2.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn q6k_codes256(p: *const u8, h: usize) -> [std::arch::x86_64::__m256i; 4] {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller's.
+    unsafe {
+        let m4 = _mm256_set1_epi8(0xF);
+        let m30 = _mm256_set1_epi8(0x30);
+        let ql0 = _mm256_loadu_si256(p.add(64 * h) as *const __m256i);
+        let ql1 = _mm256_loadu_si256(p.add(64 * h + 32) as *const __m256i);
+        let qh = _mm256_loadu_si256(p.add(128 + 32 * h) as *const __m256i);
+        // qh's bit pairs 0, 2, 4, 6 moved to bits 4-5 of each byte (the 16-bit shifts
+        // move bits across bytes only into the bits the mask clears).
+        [
+            _mm256_or_si256(
+                _mm256_and_si256(ql0, m4),
+                _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30),
+            ),
+            _mm256_or_si256(
+                _mm256_and_si256(ql1, m4),
+                _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30),
+            ),
+            _mm256_or_si256(
+                _mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
+                _mm256_and_si256(qh, m30),
+            ),
+            _mm256_or_si256(
+                _mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
+                _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30),
+            ),
+        ]
     }
 }
 
@@ -559,20 +735,91 @@ impl Kernel for Avx2K {
                     }
                 }
             }
+            std::array::from_fn(|r| std::array::from_fn(|i| avx2_sum(acc[r][i])))
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn sums_block<B: IntScales, const S: usize, const R: usize>(
+        blk: &[u8],
+        sc: &[i16; 16],
+        x: [*const i16; R],
+    ) -> [[i64; 2]; R] {
+        use std::arch::x86_64::*;
+        if B::REG == RegCodes::Buffer {
+            // SAFETY: the caller's.
+            let u = unsafe { buffer_block::<Self, B, S, R>(blk, sc, x) };
+            return u.map(|u| t_parts(&u));
+        }
+        // SAFETY: the caller's (AVX2 present; B::BYTES behind blk, 256 codes per slice).
+        unsafe {
+            // Two accumulators per sum, one per 16-code half of each group of 32: 8
+            // vpmaddwd each, 2 products per lane each: 16 products per lane (as `sums`).
+            let mut acc = [[[_mm256_setzero_si256(); 2]; S]; R];
+            // The codes of weights 32 g + 16 h .. + 16 (i16), into every sum.
+            macro_rules! add {
+                ($g:expr, $h:expr, $w:expr) => {{
+                    let w = $w;
+                    for r in 0..R {
+                        for i in 0..S {
+                            let xv = _mm256_loadu_si256(
+                                x[r].add(i * 256 + 32 * $g + 16 * $h) as *const __m256i
+                            );
+                            acc[r][i][$h] =
+                                _mm256_add_epi32(acc[r][i][$h], _mm256_madd_epi16(xv, w));
+                        }
+                    }
+                }};
+            }
+            let p = blk.as_ptr();
+            let m4 = _mm256_set1_epi8(0xF);
+            // Bytes 0..16 and 16..32 of a vector, widened to i16 (macros, not closures:
+            // the intrinsics must inline into the caller's target features).
+            macro_rules! lo16 {
+                ($v:expr) => {
+                    _mm256_cvtepu8_epi16(_mm256_castsi256_si128($v))
+                };
+            }
+            macro_rules! hi16 {
+                ($v:expr) => {
+                    _mm256_cvtepu8_epi16(_mm256_extracti128_si256($v, 1))
+                };
+            }
+            if B::REG == RegCodes::Q4K {
+                for j in 0..4 {
+                    let v = _mm256_loadu_si256(p.add(16 + 32 * j) as *const __m256i);
+                    let nibs = [
+                        _mm256_and_si256(v, m4),
+                        _mm256_and_si256(_mm256_srli_epi16(v, 4), m4),
+                    ];
+                    for h in 0..2 {
+                        let (g, nib) = (2 * j + h, nibs[h]);
+                        let s = _mm256_set1_epi16(sc[g]);
+                        add!(g, 0, _mm256_mullo_epi16(lo16!(nib), s));
+                        add!(g, 1, _mm256_mullo_epi16(hi16!(nib), s));
+                    }
+                }
+            } else {
+                let off = _mm256_set1_epi16(32);
+                for h in 0..2 {
+                    let q = q6k_codes256(p, h);
+                    for c in 0..4 {
+                        let q = q[c];
+                        let g = 4 * h + c; // weights 32 g ..: sc groups 2 g and 2 g + 1
+                        let w0 = _mm256_sub_epi16(lo16!(q), off);
+                        let w1 = _mm256_sub_epi16(hi16!(q), off);
+                        add!(g, 0, _mm256_mullo_epi16(w0, _mm256_set1_epi16(sc[2 * g])));
+                        add!(
+                            g,
+                            1,
+                            _mm256_mullo_epi16(w1, _mm256_set1_epi16(sc[2 * g + 1]))
+                        );
+                    }
+                }
+            }
             std::array::from_fn(|r| {
-                std::array::from_fn(|i| {
-                    let [a, b] = acc[r][i];
-                    let wide = |v: __m256i| {
-                        _mm256_add_epi64(
-                            _mm256_cvtepi32_epi64(_mm256_castsi256_si128(v)),
-                            _mm256_cvtepi32_epi64(_mm256_extracti128_si256(v, 1)),
-                        )
-                    };
-                    let s = _mm256_add_epi64(wide(a), wide(b));
-                    let mut l = [0i64; 4];
-                    _mm256_storeu_si256(l.as_mut_ptr() as *mut __m256i, s);
-                    l[0] + l[1] + l[2] + l[3]
-                })
+                let u: [i64; S] = std::array::from_fn(|i| avx2_sum(acc[r][i]));
+                t_parts(&u)
             })
         }
     }
@@ -623,6 +870,64 @@ impl Kernel for Avx2K {
     }
 }
 
+/// The sum of the i32 lanes of a vector, in i64.
+/// # Safety
+/// AVX-512 F present.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn vnni_sum(v: std::arch::x86_64::__m512i) -> i64 {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller's.
+    unsafe {
+        let lo = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(v));
+        let hi = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(v, 1));
+        _mm512_reduce_add_epi64(_mm512_add_epi64(lo, hi))
+    }
+}
+
+/// `vpdpwssd` itself: LLVM splits `_mm512_dpwssd_epi32` into `vpmaddwd` + `vpaddd` (the
+/// same integers, twice the instructions).
+/// # Safety
+/// AVX-512 F and VNNI present.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vnni")]
+#[inline]
+unsafe fn dpwssd(
+    acc: std::arch::x86_64::__m512i,
+    a: std::arch::x86_64::__m512i,
+    b: std::arch::x86_64::__m512i,
+) -> std::arch::x86_64::__m512i {
+    let mut acc = acc;
+    // SAFETY: the caller's; a register-only instruction.
+    unsafe {
+        std::arch::asm!(
+            "vpdpwssd {acc}, {a}, {b}",
+            acc = inout(zmm_reg) acc,
+            a = in(zmm_reg) a,
+            b = in(zmm_reg) b,
+            options(pure, nomem, nostack, preserves_flags),
+        );
+    }
+    acc
+}
+
+/// The sums of the i64 lanes of two vectors: [sum of a, sum of b].
+/// # Safety
+/// AVX-512 F present.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn vnni_pair_sum(a: std::arch::x86_64::__m512i, b: std::arch::x86_64::__m512i) -> [i64; 2] {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller's.
+    unsafe {
+        // Per 128-bit chunk [a lanes 2c + 2c+1, b lanes 2c + 2c+1], then the chunks added.
+        let t = _mm512_add_epi64(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
+        let u = _mm256_add_epi64(_mm512_castsi512_si256(t), _mm512_extracti64x4_epi64(t, 1));
+        let v = _mm_add_epi64(_mm256_castsi256_si128(u), _mm256_extracti128_si256(u, 1));
+        [_mm_cvtsi128_si64(v), _mm_extract_epi64(v, 1)]
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 struct VnniK;
 #[cfg(target_arch = "x86_64")]
@@ -647,14 +952,95 @@ impl Kernel for VnniK {
                     }
                 }
             }
-            std::array::from_fn(|r| {
-                std::array::from_fn(|i| {
-                    let v = acc[r][i];
-                    let lo = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(v));
-                    let hi = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(v, 1));
-                    _mm512_reduce_add_epi64(_mm512_add_epi64(lo, hi))
-                })
-            })
+            std::array::from_fn(|r| std::array::from_fn(|i| vnni_sum(acc[r][i])))
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn sums_block<B: IntScales, const S: usize, const R: usize>(
+        blk: &[u8],
+        sc: &[i16; 16],
+        x: [*const i16; R],
+    ) -> [[i64; 2]; R] {
+        use std::arch::x86_64::*;
+        if B::REG == RegCodes::Buffer {
+            // SAFETY: the caller's.
+            let u = unsafe { buffer_block::<Self, B, S, R>(blk, sc, x) };
+            return u.map(|u| t_parts(&u));
+        }
+        // SAFETY: the caller's (AVX-512 F, BW, VNNI present; B::BYTES behind blk).
+        unsafe {
+            // One accumulator per sum, one vpdpwssd per group of 32 codes: 16 products
+            // per lane (as `sums`).
+            let mut acc = [[_mm512_setzero_si512(); S]; R];
+            // The codes of weights 32 g .. 32 g + 32 (i16), into every sum.
+            macro_rules! add {
+                ($g:expr, $w:expr) => {{
+                    let w = $w;
+                    for r in 0..R {
+                        for i in 0..S {
+                            let xv =
+                                _mm512_loadu_si512(x[r].add(i * 256 + 32 * $g) as *const __m512i);
+                            acc[r][i] = dpwssd(acc[r][i], xv, w);
+                        }
+                    }
+                }};
+            }
+            let p = blk.as_ptr();
+            if B::REG == RegCodes::Q4K {
+                let m4 = _mm256_set1_epi8(0xF);
+                for j in 0..4 {
+                    let v = _mm256_loadu_si256(p.add(16 + 32 * j) as *const __m256i);
+                    let lo = _mm512_cvtepu8_epi16(_mm256_and_si256(v, m4));
+                    let hi = _mm512_cvtepu8_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+                    add!(2 * j, _mm512_mullo_epi16(lo, _mm512_set1_epi16(sc[2 * j])));
+                    add!(
+                        2 * j + 1,
+                        _mm512_mullo_epi16(hi, _mm512_set1_epi16(sc[2 * j + 1]))
+                    );
+                }
+            } else {
+                // sc 0..16 as i16 lanes; lane l of group g's multiplier: sc[2 g + l / 16].
+                let scv = _mm512_castsi256_si512(_mm256_loadu_si256(sc.as_ptr() as *const __m256i));
+                let upper = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(1), 1);
+                let off = _mm512_set1_epi16(32);
+                for h in 0..2 {
+                    let q = q6k_codes256(p, h);
+                    for c in 0..4 {
+                        let q = q[c];
+                        let g = 4 * h + c;
+                        let idx = _mm512_add_epi16(upper, _mm512_set1_epi16(2 * g as i16));
+                        let s = _mm512_permutexvar_epi16(idx, scv);
+                        let w = _mm512_sub_epi16(_mm512_cvtepu8_epi16(q), off);
+                        add!(g, _mm512_mullo_epi16(w, s));
+                    }
+                }
+            }
+            // The parts of T lane by lane: 16 i32 lanes to 8 i64 (pairs added), the
+            // slices combined exactly (|lane| < 2^32 2^15 + 2^32), then both parts'
+            // lanes added in one tree: the same integers as `t_parts` of the sums.
+            macro_rules! wide {
+                ($v:expr) => {
+                    _mm512_add_epi64(
+                        _mm512_cvtepi32_epi64(_mm512_castsi512_si256($v)),
+                        _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64($v, 1)),
+                    )
+                };
+            }
+            // (A loop, not a closure: the intrinsics must inline into the target features.)
+            let mut out = [[0i64; 2]; R];
+            for r in 0..R {
+                let a = acc[r];
+                let (hi, lo) = if S == 3 {
+                    let lo = _mm512_add_epi64(_mm512_slli_epi64(wide!(a[1]), 15), wide!(a[2]));
+                    (wide!(a[0]), lo)
+                } else {
+                    let lo = _mm512_add_epi64(_mm512_slli_epi64(wide!(a[0]), 15), wide!(a[1]));
+                    (_mm512_setzero_si512(), lo)
+                };
+                out[r] = vnni_pair_sum(hi, lo);
+            }
+            out
         }
     }
 
@@ -745,6 +1131,9 @@ fn rows_with<B: IntScales, K: Kernel, const R: usize, const S: usize>(
                     break 'blocks;
                 }
                 (ascs[bb], cscs[bb]) = (asc, csc);
+                if len == 256 {
+                    break; // the codes in `sums_block`
+                }
                 B::codes(blk, &mut q[..len]);
                 if B::SCALED {
                     for (g, (cq, q)) in cq
@@ -768,12 +1157,21 @@ fn rows_with<B: IntScales, K: Kernel, const R: usize, const S: usize>(
             // SAFETY: cq holds `per` blocks of codes, each row's slices `per` blocks from
             // b0 (`slice_x` pads 32-blocks to a multiple of 8); the caller runs K only
             // where the CPU has it.
-            let u: [[[i64; 8]; S]; R] = unsafe {
+            // The parts of T ([`t_parts`]) per row and block.
+            let parts: [[[i64; 2]; 8]; R] = unsafe {
                 if B::LEN == 32 {
-                    K::sums32x8::<S, R>(cq.as_ptr(), ptrs)
+                    let u = K::sums32x8::<S, R>(cq.as_ptr(), ptrs);
+                    std::array::from_fn(|r| {
+                        std::array::from_fn(|bb| {
+                            t_parts::<S>(&std::array::from_fn(|i| u[r][i][bb]))
+                        })
+                    })
                 } else {
-                    let u = K::sums::<256, S, R>(cq.as_ptr(), ptrs);
-                    std::array::from_fn(|r| std::array::from_fn(|i| [u[r][i], 0, 0, 0, 0, 0, 0, 0]))
+                    let blk = &row[b0 * B::BYTES..(b0 + 1) * B::BYTES];
+                    let u = K::sums_block::<B, S, R>(blk, &sc, ptrs);
+                    std::array::from_fn(|r| {
+                        std::array::from_fn(|bb| u[r].map(|v| if bb == 0 { v } else { 0 }))
+                    })
                 }
             };
             for bb in 0..cnt {
@@ -783,13 +1181,7 @@ fn rows_with<B: IntScales, K: Kernel, const R: usize, const S: usize>(
                     if p == 0.0 {
                         continue;
                     }
-                    let u: [i64; S] = std::array::from_fn(|i| u[r][i][bb]);
-                    let tsum = if S == 3 {
-                        let lo = (u[1] << 15) + u[2]; // below 2^51: exact in f64
-                        (u[0] as f64) * 32768.0 * 32768.0 + lo as f64
-                    } else {
-                        ((u[0] << 15) + u[1]) as f64 // below 2^50: exact
-                    };
+                    let tsum = t_of::<S>(parts[r][bb]);
                     let mut v = tsum * (ascs[bb] * p);
                     if B::HAS_MIN {
                         let xg = &xs.xg[(r * nb + b) * xs.groups..][..xs.groups];
@@ -967,6 +1359,58 @@ pub fn block_sums_32x8(path: IntPath, s: usize, cq: &[i16], x: &[i16]) -> Vec<i6
         }
     }
     on::<ScalarK>(s, cq, x)
+}
+
+/// The block sum of one block of a 256-weight type (`blk` its bytes, `x` S slices of 256)
+/// on `path`'s kernel as its two exact parts, S = 3: [U_1, U_2 2^15 + U_3], S = 2:
+/// [0, U_1 2^15 + U_2], the codes unpacked as that kernel does in the GEMV
+/// (`Kernel::sums_block`: in registers for Q4_K and Q6_K on the vector kernels).
+#[doc(hidden)]
+pub fn block_sums_of(
+    path: IntPath,
+    ty: candle_core::quantized::GgmlDType,
+    blk: &[u8],
+    x: &[i16],
+) -> Vec<i64> {
+    assert!(
+        IntPath::available().contains(&path),
+        "{path:?} is not available"
+    );
+    #[inline(always)]
+    fn on<K: Kernel, B: IntScales>(blk: &[u8], x: &[i16]) -> Vec<i64> {
+        assert!(B::LEN == 256 && blk.len() == B::BYTES && (x.len() == 512 || x.len() == 768));
+        let (mut sc, mut m) = ([0i16; 16], [0i16; 16]);
+        B::scales(blk, &mut sc, &mut m);
+        // SAFETY: sizes asserted; the path is available (asserted by the caller).
+        unsafe {
+            if x.len() == 512 {
+                K::sums_block::<B, 2, 1>(blk, &sc, [x.as_ptr()])[0].to_vec()
+            } else {
+                K::sums_block::<B, 3, 1>(blk, &sc, [x.as_ptr()])[0].to_vec()
+            }
+        }
+    }
+    fn go<B: IntScales>(path: IntPath, blk: &[u8], x: &[i16]) -> Vec<i64> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "avx2")]
+            fn avx2<B: IntScales>(blk: &[u8], x: &[i16]) -> Vec<i64> {
+                on::<Avx2K, B>(blk, x)
+            }
+            #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2")]
+            fn vnni<B: IntScales>(blk: &[u8], x: &[i16]) -> Vec<i64> {
+                on::<VnniK, B>(blk, x)
+            }
+            match path {
+                // SAFETY: the CPU has the path (asserted).
+                IntPath::Avx2 => return unsafe { avx2::<B>(blk, x) },
+                IntPath::Avx512Vnni => return unsafe { vnni::<B>(blk, x) },
+                IntPath::Scalar => {}
+            }
+        }
+        on::<ScalarK, B>(blk, x)
+    }
+    blocks::with_block!(ty, B => go::<B>(path, blk, x), float => panic!("a float type"))
 }
 
 /// Checks the integer scales against the block decoder: for every block of `bytes`
