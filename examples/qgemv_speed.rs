@@ -76,12 +76,13 @@ fn main() {
         let mut dst = vec![0u8; bytes.len()];
         let f64_only = CpuConfig {
             path,
-            int_tier: false,
+            int_tier: Some(false),
             ..CpuConfig::default()
         };
         // The integer tier on every type (the 32-weight ones included, off by default).
         let int_all = CpuConfig {
             path,
+            int_tier: Some(true),
             int_tier_short_blocks: true,
             ..CpuConfig::default()
         };

@@ -111,7 +111,7 @@ fn threads_vector_paths_blocking_and_tiers_do_not_change_a_bit() {
                                     kc_max,
                                     gemv,
                                     start_tier: None,
-                                    int_tier: true,
+                                    int_tier: Some(true),
                                     int_tier_short_blocks: false,
                                     float_route,
                                 };

@@ -124,6 +124,7 @@ fn configs() -> Vec<CpuConfig> {
     vec![
         base,
         CpuConfig {
+            int_tier: Some(true),
             int_tier_short_blocks: true,
             ..base
         },
@@ -133,7 +134,7 @@ fn configs() -> Vec<CpuConfig> {
             ..base
         },
         CpuConfig {
-            int_tier: false,
+            int_tier: Some(false),
             ..base
         },
         CpuConfig {

@@ -261,6 +261,7 @@ fn check_paths(
     for path in paths() {
         let cfg = CpuConfig {
             path,
+            int_tier: Some(true),
             int_tier_short_blocks: true,
             ..CpuConfig::default()
         };
@@ -390,6 +391,7 @@ fn a_rounding_only_the_tail_decides() {
     for path in paths() {
         let cfg = CpuConfig {
             path,
+            int_tier: Some(true),
             int_tier_short_blocks: true,
             ..CpuConfig::default()
         };
@@ -665,6 +667,7 @@ fn the_rounding_coefficient_is_needed_in_full() {
                 for path in paths() {
                     let cfg = CpuConfig {
                         path,
+                        int_tier: Some(true),
                         ..CpuConfig::default()
                     };
                     let got = out_bits(&qmatmul_with_config(&q, &xt, None, cfg).unwrap());

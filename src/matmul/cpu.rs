@@ -127,9 +127,11 @@ pub struct CpuConfig {
     /// (`Some(3)`).
     pub start_tier: Option<u8>,
     /// Whether the quantized GEMV tries its integer first tier (`quantized::int_tier`)
-    /// before the f64 tier 1 (off: the f64 tier alone, for tests and benchmarks; no
-    /// output changes with it).
-    pub int_tier: bool,
+    /// before the f64 tier 1: `None` where it is measured faster than the f64 tier (the
+    /// AVX-512 VNNI kernel; on the AVX2 kernel it took 1.1-1.3x the f64 tier's time, the
+    /// scalar one more), `Some(true)` on any path, `Some(false)` the f64 tier alone. For
+    /// tests and benchmarks: no output changes with it.
+    pub int_tier: Option<bool>,
     /// Whether the integer tier also runs on the 32-weight block types (Q4_0, Q4_1, Q5_0,
     /// Q5_1, Q8_0, Q8_1): off by default, where it is slower than the f64 tier today
     /// (`quantized::int_tier`'s header); tests switch it on.
@@ -148,7 +150,7 @@ impl Default for CpuConfig {
             kc_max: KC_MAX,
             gemv: true,
             start_tier: None,
-            int_tier: true,
+            int_tier: None,
             int_tier_short_blocks: false,
             float_route: None,
         }

@@ -18,7 +18,7 @@
 //! decoded row) and what that leaves to the exact sum (`ExactDot::add_product_wide`).
 
 use super::blocks::{self, QRows, QuantBlock, with_block};
-use super::int_tier::{IntCtx, IntScales, int_rows};
+use super::int_tier::{IntCtx, IntPath, IntScales, int_rows};
 use crate::math::exact_dot::{ExactDot, dot2_bound, dot2_wide};
 use crate::math::madd::madd;
 use crate::math::round::{round_within, round_within_parts};
@@ -555,8 +555,10 @@ pub(crate) fn qmatmul<T: Input, O: Format>(
     let gemv = cfg.gemv && m <= GEMV_MAX_ROWS && k > 0;
     // The integer tier: the GEMV of a quantized type with tier 1 on.
     let short = blocks::geometry(p.w.ty).0 == 32;
-    let int = match gemv && cfg.int_tier && (!short || cfg.int_tier_short_blocks) && !coeff.is_nan()
-    {
+    let int_on = cfg
+        .int_tier
+        .unwrap_or_else(|| IntPath::of(cfg.path) == IntPath::Avx512Vnni);
+    let int = match gemv && int_on && (!short || cfg.int_tier_short_blocks) && !coeff.is_nan() {
         true => IntCtx::new::<T>(cfg.path, p.w.ty, m, k, |i, q| {
             p.x.data[p.x.base + i * p.x.rs + q * p.x.cs].widen()
         }),

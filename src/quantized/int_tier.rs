@@ -117,9 +117,11 @@
 //!   scalar (i64), AVX2 (`vpmaddwd`), AVX-512 VNNI (`vpdpwssd`); the 32-weight types take
 //!   8 blocks per call with a transposing lane reduction; Q4_K and Q6_K unpack their codes
 //!   in registers on both vector kernels (`IntScales::REG`). On by default for the
-//!   256-weight types (K-quants) only; `CpuConfig::int_tier_short_blocks` adds the
-//!   32-weight types, where it is still slower than the f64 tier (below).
-//!   `CpuConfig::int_tier = false` is the f64 tier alone. On typical data it decides every
+//!   256-weight types (K-quants) on the AVX-512 VNNI kernel only, the one measured faster
+//!   than the f64 tier (below; the default differs by path, the bits do not);
+//!   `CpuConfig::int_tier = Some(true)` runs it on any path, `Some(false)` is the f64 tier
+//!   alone; `CpuConfig::int_tier_short_blocks` adds the 32-weight types, where it is still
+//!   slower than the f64 tier (below). On typical data it decides every
 //!   output of the tests' samples (`tests/quantized_int_tier.rs`, >= 97% required).
 //! * Measured (`cargo run --release --example qgemv_speed 3 Q4K,Q6K [avx2]`, (1, 4096) x
 //!   (4096, 4096)^T, f32 x, 2 threads, AMD Zen 5 with AVX-512 VNNI, 2 cores shared with
@@ -128,7 +130,8 @@
 //!   AVX-512 VNNI path: int tier / f64 tier Q4_K 0.59-0.62 (before: 0.55-0.60, unchanged
 //!   within the noise; about 1130 us), Q6_K 0.45-0.51 (before 0.54-0.57; about 870 us
 //!   against 1020 before). AVX2 path (forced): Q4_K 1.27-1.30 and Q6_K 1.10-1.18 (before
-//!   1.64-1.66 and 1.50-1.55): faster by a fifth but still slower than the f64 tier there.
+//!   1.64-1.66 and 1.50-1.55): faster by a fifth but still slower than the f64 tier there,
+//!   hence off by default on the AVX2 and scalar kernels.
 //!   Stock candle's `QMatMul` on Q4_K: 118-174 us in the same runs, still 7-9x faster;
 //!   its Q6_K times swing from 260 to 3900 us between rounds (not a usable reference).
 //!   Q8_0 and Q4_0 unchanged (0.8x and 0.7x of the f64 tier before), hence still off by
@@ -150,9 +153,8 @@
 //!   AVX2 kernel's multiply-adds on CPUs that have it.
 //! * Not done (issue 27's wider scope): the prefill GEMM on integer units, `matmul` and
 //!   `Linear` with float weights, a slice count chosen per block from the exponent spread
-//!   (today 3 slices for f32 x, 2 for bf16/f16: fixed by the dtype), AVX-VNNI, the bf16
-//!   float route, and the CUDA int8 tensor-core
-//!   kernel with its emulator support.
+//!   (today 3 slices for f32 x, 2 for bf16/f16: fixed by the dtype), AVX-VNNI, and the
+//!   CUDA int8 tensor-core kernel (the emulator's s8 `mma` exists).
 
 // The kernels index several arrays (rows, slices, blocks) by the same loop variables.
 #![allow(clippy::needless_range_loop)]
