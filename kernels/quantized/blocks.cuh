@@ -458,6 +458,116 @@ RM_FN void geometry(uint32_t ty, uint32_t* len, uint32_t* bytes) {
     }
 }
 
+// ---- Eight codes at once (the decode kernel's lanes) ----
+//
+// A lane of the decode kernel takes 8 consecutive weights e8 8 .. e8 8 + 7 of one block, one
+// group. In every layout below their code bits lie in runs of 8 consecutive bytes at a
+// fixed shift; codes8 reads each run with load8 and extracts the same codes as code(b, e)
+// (the generic version calls code(b, e) for each; tests/emulated_device.rs checks every
+// type's products against the CPU through these).
+
+// 8 consecutive bytes at p as a little-endian u64, p a multiple of ALIGN (1, 2, 4 or 8):
+// on the device with the widest loads that alignment allows, on the host (the emulated
+// device) byte by byte. The same value either way.
+template <uint32_t ALIGN>
+RM_FN uint64_t load8(const uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+    if constexpr (ALIGN >= 8) {
+        return *(const uint64_t*)p;
+    } else if constexpr (ALIGN >= 4) {
+        const uint32_t* w = (const uint32_t*)p;
+        return (uint64_t)w[0] | ((uint64_t)w[1] << 32);
+    } else if constexpr (ALIGN >= 2) {
+        const uint16_t* h = (const uint16_t*)p;
+        return (uint64_t)h[0] | ((uint64_t)h[1] << 16) | ((uint64_t)h[2] << 32) |
+               ((uint64_t)h[3] << 48);
+    }
+#endif
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+// Byte t of a u64.
+RM_FN uint32_t byte_at(uint64_t v, uint32_t t) { return (uint32_t)(v >> (8 * t)) & 0xFF; }
+
+// Codes8<B>::get<WIDE>: WIDE when the weight's bytes start at a multiple of 16, so that
+// every block of a row starts at a multiple of 2 (BYTES is even for every type; 16 for
+// Q4_K) and each run below at the alignment its load8 names; else byte loads.
+template <class B>
+struct Codes8 {
+    template <bool WIDE>
+    RM_FN static void get(const uint8_t* b, uint32_t e8, int32_t* q) {
+        for (uint32_t t = 0; t < 8; t++) q[t] = B::code(b, e8 * 8 + t);
+    }
+};
+
+template <>
+struct Codes8<Q4_0> {
+    // Bytes 2 + e % 16: low nibbles for e < 16, high for e >= 16.
+    template <bool WIDE>
+    RM_FN static void get(const uint8_t* b, uint32_t e8, int32_t* q) {
+        const uint64_t v = load8<WIDE ? 2 : 1>(b + 2 + (e8 % 2) * 8);
+        const uint32_t sh = e8 < 2 ? 0 : 4;
+        for (uint32_t t = 0; t < 8; t++) q[t] = (int32_t)((byte_at(v, t) >> sh) & 0xF) - 8;
+    }
+};
+
+template <>
+struct Codes8<Q5_0> {
+    // Bytes 6 + e % 16 as Q4_0's, bit e of the u32 at byte 2 on top.
+    template <bool WIDE>
+    RM_FN static void get(const uint8_t* b, uint32_t e8, int32_t* q) {
+        const uint64_t v = load8<WIDE ? 2 : 1>(b + 6 + (e8 % 2) * 8);
+        const uint32_t qh = (uint32_t)(load8<WIDE ? 2 : 1>(b + 2) & 0xFFFFFFFFu);
+        const uint32_t sh = e8 < 2 ? 0 : 4;
+        for (uint32_t t = 0; t < 8; t++) {
+            const uint32_t lo = (byte_at(v, t) >> sh) & 0xF;
+            q[t] = (int32_t)(lo | (((qh >> (e8 * 8 + t)) & 1) << 4)) - 16;
+        }
+    }
+};
+
+template <>
+struct Codes8<Q8_0> {
+    template <bool WIDE>
+    RM_FN static void get(const uint8_t* b, uint32_t e8, int32_t* q) {
+        const uint64_t v = load8<WIDE ? 2 : 1>(b + 2 + e8 * 8);
+        for (uint32_t t = 0; t < 8; t++) q[t] = (int32_t)(int8_t)byte_at(v, t);
+    }
+};
+
+template <>
+struct Codes8<Q4K> {
+    // Byte 16 + 32 (e / 64) + e % 32, its low nibble for e % 64 < 32, else its high one.
+    template <bool WIDE>
+    RM_FN static void get(const uint8_t* b, uint32_t e8, int32_t* q) {
+        const uint32_t e = e8 * 8;
+        const uint64_t v = load8<WIDE ? 8 : 1>(b + 16 + 32 * (e / 64) + e % 32);
+        const uint32_t sh = (e % 64 / 32) * 4;
+        for (uint32_t t = 0; t < 8; t++) q[t] = (int32_t)((byte_at(v, t) >> sh) & 0xF);
+    }
+};
+
+template <>
+struct Codes8<Q6K> {
+    // Low 4 bits: byte 64 h + l + 32 (t & 1) shifted by 4 (t >> 1); high 2: byte
+    // 128 + 32 h + l shifted by 2 t (h = e / 128, t = e % 128 / 32, l = e % 32).
+    template <bool WIDE>
+    RM_FN static void get(const uint8_t* b, uint32_t e8, int32_t* q) {
+        const uint32_t e = e8 * 8;
+        const uint32_t h = e / 128, t = e % 128 / 32, l = e % 32;
+        const uint64_t lo = load8<WIDE ? 2 : 1>(b + 64 * h + l + 32 * (t & 1));
+        const uint64_t hi = load8<WIDE ? 2 : 1>(b + 128 + 32 * h + l);
+        const uint32_t sl = 4 * (t >> 1), sh = 2 * t;
+        for (uint32_t i = 0; i < 8; i++) {
+            const uint32_t v = (byte_at(lo, i) >> sl) & 0xF;
+            const uint32_t w = (byte_at(hi, i) >> sh) & 3;
+            q[i] = (int32_t)(v | (w << 4)) - 32;
+        }
+    }
+};
+
 // The exact values of the quantized block `b` of type `ty` into `out` (LEN values):
 // decode_quant through the type id.
 RM_FN void decode_quant_id(uint32_t ty, const uint8_t* b, double* out) {

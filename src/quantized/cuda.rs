@@ -191,9 +191,9 @@ pub fn qmatmul<D: Device + ?Sized>(
     if total == 0 {
         return Ok((out, Shape::from(out_dims)));
     }
-    let bases = dev.upload_u64(&[xl.start_offset() as u64])?;
     let (m64, k64) = (m as u64, k as u64);
-    let rows = crate::matmul::cuda::line_stats(dev, xb, &bases, m64, m64, k64, k64, 1)?;
+    // x's rows are contiguous: their stats one warp per row, nothing uploaded.
+    let rows = crate::matmul::cuda::row_stats(dev, xb, xl.start_offset(), m64, k64)?;
     let coeff = super::cpu::tier1_coeff(k, bias.is_some(), start_tier.is_none());
     let (bias_base, bias_stride) = match bias {
         Some((_, l)) => (l.start_offset() as u64, l.stride()[0] as u64),
