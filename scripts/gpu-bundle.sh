@@ -57,6 +57,9 @@ for line in sys.stdin:
     cp "$exe" "$out/bin/$name"
 done
 [ -x "$out/bin/report" ] || { echo "gpu-bundle: build failed, see $out/build.log" >&2; exit 1; }
+# An A/B baseline for the device run's timings: BASE_GPU_REPORT=path/to/an/older/gpu_report
+# (built from another commit) travels as bin/gpu_report_base.
+if [ -n "${BASE_GPU_REPORT:-}" ]; then cp "$BASE_GPU_REPORT" "$out/bin/gpu_report_base"; fi
 cp -L "$REPRO_CUDA_LIB/libcudart.so.13" "$out/lib/"
 # The report's MPFR oracle: ship the shared libraries it was linked with.
 for lib in libmpfr.so.6 libgmp.so.10; do
@@ -110,7 +113,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>/dev/null
 status=0
 for t in "$here"/bin/*; do
     name="$(basename "$t")"
-    case "$name" in report | gpu_report | llama_block) continue ;; esac
+    case "$name" in report | gpu_report | gpu_report_base | llama_block) continue ;; esac
     echo "== $name"
     "$t" --nocapture --test-threads=1 || status=1
 done

@@ -205,25 +205,40 @@ RM_SLOW_FN typename O::T slow_output(const typename In::T* xrow, uint32_t ty,
     return O::round(acc.finish());
 }
 
-// Output (i, j) from tier 1's f64 sum `s` of its products (bias not yet added; k > 0):
+// Tier 1's test of output (i, j) from its f64 sum `s` (bias not yet added; k > 0):
 // Shared::tier1 of cpu.rs (the sum with the bias accepted when every number within
 // coeff (|x row| |w row| + |bias|) of it rounds to one value; an exact zero's sign from the
-// sign classes), else slow_output. Shared by both product kernels.
+// sign classes). 0 decided (*v), 1 not decided.
+template <class O>
+RM_FN int32_t tier1_state(double s, bool hb, float bf, double x_norm, double w_norm,
+                          uint8_t x_signs, uint8_t w_signs, uint64_t k, double coeff,
+                          typename O::T* v) {
+    double b = hb ? (double)bf : 0.0;
+    double y = s + b;
+    double err = coeff * x_norm * w_norm + coeff * fabs_(b);
+    bool sure = round_within_parts<O>(y, err, v);
+    if (y == 0.0 && err == 0.0) {
+        // Every product is zero: the sign of the exact zero from the sign classes.
+        int32_t z = matmul::zero_sign(x_signs, w_signs, (size_t)k, hb, bf);
+        if (z >= 0) {
+            *v = O::round(z == 1 ? -0.0 : 0.0);
+            return 0;
+        }
+        return 1;
+    }
+    return sure ? 0 : 1;
+}
+
+// Output (i, j) from tier 1's f64 sum `s` of its products (bias not yet added; k > 0):
+// Shared::tier1 of cpu.rs (tier1_state), else slow_output. The prefill kernel's; the decode
+// kernel runs tier1_state, then tier 2 over its warp.
 template <class In, class O>
 RM_FN typename O::T decide(double s, const typename In::T* xrow, uint32_t ty,
                            const uint8_t* wrow, uint64_t k, bool hb, float bf, double x_norm,
                            double w_norm, uint8_t x_signs, uint8_t w_signs, double coeff,
                            int32_t start_tier) {
-    double b = hb ? (double)bf : 0.0;
-    double y = s + b;
-    double err = coeff * x_norm * w_norm + coeff * fabs_(b);
     typename O::T v;
-    bool sure = round_within_parts<O>(y, err, &v);
-    if (y == 0.0 && err == 0.0) {
-        // Every product is zero: the sign of the exact zero from the sign classes.
-        int32_t z = matmul::zero_sign(x_signs, w_signs, (size_t)k, hb, bf);
-        if (z >= 0) return O::round(z == 1 ? -0.0 : 0.0);
-    } else if (sure) {
+    if (tier1_state<O>(s, hb, bf, x_norm, w_norm, x_signs, w_signs, k, coeff, &v) == 0) {
         return v;
     }
     return slow_output<In, O>(xrow, ty, wrow, (size_t)k, hb, bf, x_norm, w_norm, start_tier);
@@ -490,28 +505,6 @@ RM_SLOW_FN bool warp_tier2(uint32_t ty, const typename In::T* xrow, uint64_t k,
     const double err = dot2_bound((size_t)(8 * chunks + 12 - RM_DOT2_LANES), res, abs);
     // An exact zero needs its sign from the exact sum (tier 3).
     return !(res == 0.0 && err == 0.0) && round_within_parts<O>(res, err, v);
-}
-
-// Tier 1's test of output (i, j) from its f64 sum `s` (decide, without the slow tiers):
-// 0 decided (*v), 1 not decided.
-template <class O>
-RM_FN int32_t tier1_state(double s, bool hb, float bf, double x_norm, double w_norm,
-                          uint8_t x_signs, uint8_t w_signs, uint64_t k, double coeff,
-                          typename O::T* v) {
-    double b = hb ? (double)bf : 0.0;
-    double y = s + b;
-    double err = coeff * x_norm * w_norm + coeff * fabs_(b);
-    bool sure = round_within_parts<O>(y, err, v);
-    if (y == 0.0 && err == 0.0) {
-        // Every product is zero: the sign of the exact zero from the sign classes.
-        int32_t z = matmul::zero_sign(x_signs, w_signs, (size_t)k, hb, bf);
-        if (z >= 0) {
-            *v = O::round(z == 1 ? -0.0 : 0.0);
-            return 0;
-        }
-        return 1;
-    }
-    return sure ? 0 : 1;
 }
 
 // One lane's partial sums of column j's row `row` (the type dispatched once per column).

@@ -7,7 +7,7 @@
 #   3. timings alone on the GPU: gpu_report ops (ours vs stock candle's CUDA ops), PyTorch's
 #      copy / cuFFT / cuBLAS figures and cuFFT's error next to ours (tools/gpu/torch_baselines.py);
 #   4. the report (hashes on both devices) and llama_block.
-# STEPS (default "tests models ops torch report"; also "qscale", "qgemv", "fft") picks steps;
+# STEPS (default "tests models ops torch report"; also "qscale", "qgemv", "fft", "models-base") picks steps;
 # TESTS (an extended regex, default all) picks the test binaries of "tests"; DEADLINE
 # (seconds, default 540) skips whatever would start too late.
 # Each step's output goes to /tmp/gpu-logs/<step>.log, a summary of exit codes to summary.txt
@@ -69,7 +69,7 @@ ldd "$b/bin/report" | grep -e cu -e "not found" >> "$out/gpu.txt"
 run_test() { step "test-$(basename "$1")" 240 "$1" --nocapture --test-threads=4 ${TEST_ARGS:-}; }
 export -f step run_test gather
 export out final summary deadline start TEST_ARGS
-want tests && ls "$b"/bin/* | grep -v -e '/report$' -e '/gpu_report$' -e '/llama_block$' |
+want tests && ls "$b"/bin/* | grep -v -e '/report$' -e '/gpu_report$' -e '/gpu_report_base$' -e '/llama_block$' |
     grep -E -e "${TESTS:-.}" | xargs -P 3 -I{} bash -c 'run_test {}'
 if want models; then
     for m in "$models"/*.gguf; do
@@ -77,8 +77,19 @@ if want models; then
     done
 fi
 want ops && step ops 150 "$b/bin/gpu_report" ops
-# The quantized decode product on weights larger than the L2 cache (HBM bandwidth).
+# The quantized decode product on weights larger than the L2 cache (HBM bandwidth). With a
+# baseline binary in the bundle (scripts/gpu-bundle.sh BASE_GPU_REPORT): new, base, new.
 want qgemv && step qgemv 120 "$b/bin/gpu_report" qgemv
+if want qgemv && [ -x "$b/bin/gpu_report_base" ]; then
+    step qgemv-base 120 "$b/bin/gpu_report_base" qgemv
+    step qgemv-again 120 "$b/bin/gpu_report" qgemv
+fi
+# The cut models through the baseline binary too (decode tokens/s before and after).
+if want models-base && [ -x "$b/bin/gpu_report_base" ]; then
+    for m in "$models"/*.gguf; do
+        [ -e "$m" ] && step "model-base-$(basename "$m" .gguf)" 240 "$b/bin/gpu_report_base" model "$m"
+    done
+fi
 # The FFT rows of ops alone.
 want fft && step fft 90 "$b/bin/gpu_report" fft
 if want torch; then
