@@ -79,16 +79,10 @@
 #endif
 // Full unrolling of the decode kernel's short constant loops (its per-row sums and the 8
 // weights of a lane then live in registers); nothing on the emulated device.
-// RQ_UNROLL_CHUNKS: the chunk loop unrolled by a few, so that a warp has several chunks'
-// loads in flight (the same sums in the same order).
 #if defined(__CUDACC__)
 #define RQ_UNROLL _Pragma("unroll")
-#ifndef RQ_UNROLL_CHUNKS
-#define RQ_UNROLL_CHUNKS _Pragma("unroll 4")
-#endif
 #else
 #define RQ_UNROLL
-#define RQ_UNROLL_CHUNKS
 #endif
 
 namespace {
@@ -325,47 +319,81 @@ RQ_UNROLL
 // decode of one token, or REPRO_QGEMV_MAX_ROWS with m <= M checked at run time): the same
 // operations for every row. WIDE: the weight and x start at multiples of 16 bytes (wide
 // loads; the same values).
+// One chunk's arithmetic for the lane (shared by both loops of lane_quant): the 8 codes,
+// the group's a and c and the 8 x values of each row already read.
+template <class B, uint32_t M>
+RM_FN void lane_chunk(const int32_t* code, double a, double c, const float (*xf)[8], uint32_t m,
+                      double* s) {
+    double q[8];
+RQ_UNROLL
+    for (uint32_t t = 0; t < 8; t++) q[t] = code_f64(code[t]);
+    if (B::HAS_MIN) {
+RQ_UNROLL
+        for (uint32_t t = 0; t < 8; t++) {
+            const double w = fma_f64(a, q[t], -c);  // exact (blocks.rs's header)
+RQ_UNROLL
+            for (uint32_t r = 0; r < M; r++) {
+                if (r < m) s[r] = fma_f64((double)xf[r][t], w, s[r]);
+            }
+        }
+    } else {
+RQ_UNROLL
+        for (uint32_t r = 0; r < M; r++) {
+            if (r < m) {
+                double u = (double)xf[r][0] * q[0];  // exact
+RQ_UNROLL
+                for (uint32_t t = 1; t < 8; t++) u = fma_f64((double)xf[r][t], q[t], u);
+                s[r] = fma_f64(a, u, s[r]);
+            }
+        }
+    }
+}
+
+// The lane's reads of one chunk: the group's a and c, the 8 codes, the 8 x values of each
+// row.
+template <class In, class B, uint32_t M, bool WIDE>
+RM_FN void lane_read(const typename In::T* x, uint64_t k, uint32_t m, const uint8_t* row,
+                     uint64_t e0, int32_t* code, double* a, double* c, float (*xf)[8]) {
+    const uint8_t* blk = row + e0 / B::LEN * B::BYTES;
+    const uint32_t e8 = (uint32_t)(e0 % B::LEN) / 8;
+    B::group_scale(blk, e8 * 8 / B::GROUP, a, c);
+    Codes8<B>::template get<WIDE>(blk, e8, code);
+RQ_UNROLL
+    for (uint32_t r = 0; r < M; r++) {
+        if (r < m) load_x8<In, WIDE>(x + r * k + e0, xf[r]);
+    }
+}
+
 template <class In, class B, uint32_t M, bool WIDE>
 RM_FN void lane_quant(const typename In::T* x, uint64_t k, uint32_t m, const uint8_t* row,
                       uint32_t lane, double* s) {
-RQ_UNROLL_CHUNKS
-    for (uint64_t c0 = 0; c0 < k; c0 += 256) {
+    uint64_t c0 = 0;
+    if (M == 1) {
+        // The one-row decode: groups of 4 whole chunks, every read of the group first (no
+        // branch between them, so that the loads are in flight together), then the
+        // arithmetic chunk by chunk in order (the same operations as the loop below).
+        constexpr uint32_t U = 4;
+        for (; c0 + 256 * U <= k; c0 += 256 * U) {
+            int32_t code[U][8];
+            double a[U], c[U];
+            float xf[U][M][8];
+RQ_UNROLL
+            for (uint32_t u = 0; u < U; u++) {
+                lane_read<In, B, M, WIDE>(x, k, m, row, c0 + 256 * u + 8 * (uint64_t)lane,
+                                          code[u], &a[u], &c[u], xf[u]);
+            }
+RQ_UNROLL
+            for (uint32_t u = 0; u < U; u++) lane_chunk<B, M>(code[u], a[u], c[u], xf[u], m, s);
+        }
+    }
+    for (; c0 < k; c0 += 256) {
         const uint64_t e0 = c0 + 8 * (uint64_t)lane;
         if (e0 >= k) continue;  // k is whole blocks: a lane's 8 weights are all in or out
-        const uint8_t* blk = row + e0 / B::LEN * B::BYTES;
-        const uint32_t e8 = (uint32_t)(e0 % B::LEN) / 8;
-        double a, c;
-        B::group_scale(blk, e8 * 8 / B::GROUP, &a, &c);
         int32_t code[8];
-        Codes8<B>::template get<WIDE>(blk, e8, code);
-        double q[8];
-RQ_UNROLL
-        for (uint32_t t = 0; t < 8; t++) q[t] = code_f64(code[t]);
+        double a, c;
         float xf[M][8];
-RQ_UNROLL
-        for (uint32_t r = 0; r < M; r++) {
-            if (r < m) load_x8<In, WIDE>(x + r * k + e0, xf[r]);
-        }
-        if (B::HAS_MIN) {
-RQ_UNROLL
-            for (uint32_t t = 0; t < 8; t++) {
-                const double w = fma_f64(a, q[t], -c);  // exact (blocks.rs's header)
-RQ_UNROLL
-                for (uint32_t r = 0; r < M; r++) {
-                    if (r < m) s[r] = fma_f64((double)xf[r][t], w, s[r]);
-                }
-            }
-        } else {
-RQ_UNROLL
-            for (uint32_t r = 0; r < M; r++) {
-                if (r < m) {
-                    double u = (double)xf[r][0] * q[0];  // exact
-RQ_UNROLL
-                    for (uint32_t t = 1; t < 8; t++) u = fma_f64((double)xf[r][t], q[t], u);
-                    s[r] = fma_f64(a, u, s[r]);
-                }
-            }
-        }
+        lane_read<In, B, M, WIDE>(x, k, m, row, e0, code, &a, &c, xf);
+        lane_chunk<B, M>(code, a, c, xf, m, s);
     }
 }
 
@@ -508,16 +536,17 @@ RM_SLOW_FN bool warp_tier2(uint32_t ty, const typename In::T* xrow, uint64_t k,
 }
 
 // One lane's partial sums of column j's row `row` (the type dispatched once per column).
+// Out of line: one copy per x dtype, shared by the kernels of the three bias dtypes (the
+// module is JIT-compiled by the driver at first use: its size is start-up time). The wide
+// loads for the one-row decode only.
 template <class In>
-RM_FN void lane_sums(uint32_t ty, const typename In::T* x, uint64_t k, uint32_t m,
+RM_SLOW_FN void lane_sums(uint32_t ty, const typename In::T* x, uint64_t k, uint32_t m,
                      const uint8_t* row, uint32_t lane, bool wide, double* s) {
     switch (ty) {
 #define RQ_LANE_CASE(id, B)                                                    \
     case id:                                                                   \
         if (wide && m == 1) {                                                  \
             lane_quant<In, B, 1, true>(x, k, m, row, lane, s);                 \
-        } else if (wide) {                                                     \
-            lane_quant<In, B, REPRO_QGEMV_MAX_ROWS, true>(x, k, m, row, lane, s); \
         } else {                                                               \
             lane_quant<In, B, REPRO_QGEMV_MAX_ROWS, false>(x, k, m, row, lane, s); \
         }                                                                      \

@@ -71,11 +71,6 @@ export -f step run_test gather
 export out final summary deadline start TEST_ARGS
 want tests && ls "$b"/bin/* | grep -v -e '/report$' -e '/gpu_report$' -e '/gpu_report_base$' -e '/llama_block$' |
     grep -E -e "${TESTS:-.}" | xargs -P 3 -I{} bash -c 'run_test {}'
-if want models; then
-    for m in "$models"/*.gguf; do
-        [ -e "$m" ] && step "model-$(basename "$m" .gguf)" 240 "$b/bin/gpu_report" model "$m"
-    done
-fi
 want ops && step ops 150 "$b/bin/gpu_report" ops
 # The quantized decode product on weights larger than the L2 cache (HBM bandwidth). With a
 # baseline binary in the bundle (scripts/gpu-bundle.sh BASE_GPU_REPORT): new, base, new.
@@ -84,17 +79,24 @@ if want qgemv && [ -x "$b/bin/gpu_report_base" ]; then
     step qgemv-base 120 "$b/bin/gpu_report_base" qgemv
     step qgemv-again 120 "$b/bin/gpu_report" qgemv
 fi
-# The cut models through the baseline binary too (decode tokens/s before and after).
-if want models-base && [ -x "$b/bin/gpu_report_base" ]; then
-    for m in "$models"/*.gguf; do
-        [ -e "$m" ] && step "model-base-$(basename "$m" .gguf)" 240 "$b/bin/gpu_report_base" model "$m"
-    done
-fi
 # The FFT rows of ops alone.
 want fft && step fft 90 "$b/bin/gpu_report" fft
 if want torch; then
     step fftdump 60 "$b/bin/gpu_report" fftdump /tmp/fftdump
     step torch 120 env PYTHONUNBUFFERED=1 python3 tools/gpu/torch_baselines.py /tmp/fftdump
+fi
+# The models after the timings of single ops (the step order is the priority order when
+# DEADLINE cuts the run short).
+if want models; then
+    for m in "$models"/*.gguf; do
+        [ -e "$m" ] && step "model-$(basename "$m" .gguf)" 240 "$b/bin/gpu_report" model "$m"
+    done
+fi
+# The cut models through the baseline binary too (decode tokens/s before and after).
+if want models-base && [ -x "$b/bin/gpu_report_base" ]; then
+    for m in "$models"/*.gguf; do
+        [ -e "$m" ] && step "model-base-$(basename "$m" .gguf)" 240 "$b/bin/gpu_report_base" model "$m"
+    done
 fi
 if want report; then
     step report 240 "$b/bin/report"
