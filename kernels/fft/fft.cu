@@ -322,13 +322,15 @@ __device__ __forceinline__ void fused_kernel(size_t rows, size_t n, int inverse,
 RM_FFT_FUSED(float, f32, REPRO_FFT_FUSED_F32, REPRO_FFT_FUSED_BLOCK_F32)
 RM_FFT_FUSED(double, f64, REPRO_FFT_FUSED_F64, REPRO_FFT_FUSED_BLOCK_F64)
 
-// ---- The swizzled fused transform (repro_fft_fused_swz_<t>, repro_fft_fused_swzv_<t>) ----
+// ---- The swizzled fused transform (repro_fft_fused_swz_<t>, repro_fft_fused_swzv_<t>,
+//      repro_fft_fused_swzv_cap1_<t>, repro_fft_fused_swzv_cap2_<t>) ----
 //
 // The same kernel as repro_fft_fused_<t> (same block shapes, rows per block, butterflies
 // per thread, barriers, and the same functions on the same values in the same order), with
-// two address-only changes; src/fft/cuda.rs FusedVariant picks the kernel (the default:
-// swzv; the others stay launchable for examples/gpu_report.rs `fft`, which times them
-// interleaved and compares their bits).
+// two address-only changes (and, cap1 / cap2, a register cap: see RM_FFT_MAXNREG);
+// src/fft/cuda.rs FusedVariant picks the kernel (the default: swzv; the others stay
+// launchable for examples/gpu_report.rs `fft`, which times them interleaved and compares
+// their bits).
 //
 // Why: the shared-memory traffic of repro_fft_fused_<t>, per warp instruction (32 lanes; a
 // float access is one wavefront when the 32 lanes hit 32 different banks, a double access
@@ -377,16 +379,24 @@ struct alignas(8) FusedF2 {
 };
 #endif
 
-// Position o of the row starting at `base` of the block's buffer, swizzled as above.
+// Position o of the row starting at `base` of the block's buffer, swizzled as above (in 32
+// bits: positions are below CAP).
 template <class T>
 struct FusedSwizzle {
-    size_t base;
+    unsigned base;
     RM_FN size_t operator()(size_t o) const {
-        size_t e = base + o;
-        if (sizeof(T) == 4) return e ^ (((e >> 5) & 7) | (((e >> 6) & 3) << 3));
-        return e ^ (((e >> 4) & 7) | (((e >> 6) & 1) << 3));
+        unsigned e = base + (unsigned)o;
+        if (sizeof(T) == 4) return e ^ (((e >> 5) & 7u) | (((e >> 6) & 3u) << 3));
+        return e ^ (((e >> 4) & 7u) | (((e >> 6) & 1u) << 3));
     }
 };
+
+// An unsigned the compiler must treat as unknown from here on. The swizzled positions do
+// not depend on the group of rows, so without this the compiler hoists them all out of
+// the loop over groups, and the float kernel spilled (ptxas 13.0, sm_90: 1.4 KiB of spill
+// stores at the 128-register bound; with this, 115 registers and no spill); recomputing
+// them per group is a few integer operations each.
+#define RM_FFT_OPAQUE(x) asm volatile("" : "+r"(x))
 
 template <class T, int CAP, int MINB, int N, bool VEC>
 __device__ __forceinline__ void fused_block_swz(size_t rows, int inverse, const float* inp,
@@ -401,12 +411,15 @@ __device__ __forceinline__ void fused_block_swz(size_t rows, int inverse, const 
     if (!fused_stages_match<N>(st) || blockDim.x != THREADS) __trap();
     // The 8-byte path only where both sides are 8-byte aligned (the same for every block).
     const bool vec = VEC && (((uintptr_t)inp | (uintptr_t)out) & 7) == 0;
-    const FusedSwizzle<T> block_map = {0};
     size_t groups = (rows + RPB - 1) / RPB;
     size_t t = threadIdx.x;
     size_t lrow = t / (N / 8), q = t % (N / 8);
-    const FusedSwizzle<T> row_map = {lrow * N};
     for (size_t g = blockIdx.x; g < groups; g += gridDim.x) {
+        unsigned block_base = 0, row_base = (unsigned)(lrow * N);
+        RM_FFT_OPAQUE(block_base);
+        RM_FFT_OPAQUE(row_base);
+        const FusedSwizzle<T> block_map = {block_base};
+        const FusedSwizzle<T> row_map = {row_base};
         size_t row0 = g * RPB;
         size_t here = rows - row0 < RPB ? rows - row0 : RPB;
         size_t count = here * N;
@@ -488,8 +501,24 @@ __device__ __forceinline__ void fused_kernel_swz(size_t rows, size_t n, int inve
     }
 }
 
-#define RM_FFT_FUSED_SWZ(T, NAME, CAP, MINB, VEC)                                             \
-    extern "C" __global__ void __launch_bounds__(CAP / 8) NAME(                               \
+// The register cap of the swzv_cap<k> variants (__maxnreg__; the emulated device has no
+// registers). Registers decide the fused kernels' occupancy (see repro_fft_fused_<t>):
+// ptxas 13.0 for sm_90 gives repro_fft_fused_f32 108 registers and swzv_f32 115 (both: 4
+// blocks of 128 threads per SM, and at n = 4096, 512 threads, one block per SM, every warp
+// of the SM waiting at the same barriers), the f64 kernels 172-173 (5 blocks of 64, one of
+// 256). cap1: 96 registers for float (5 blocks of 128), 128 for double (8 blocks of 64, 2 of
+// 256); cap2: 64 for float (8 blocks of 128, 2 of 512), 96 for double. ptxas spills to
+// reach them (cap1 f32: 528 bytes of spill stores in the code, cap2: 1.7 KiB; local memory,
+// L1-cached); whether that costs more than the occupancy gains is for the GPU run
+// (examples/gpu_report.rs fft) to say.
+#if defined(REPRO_EMULATED_DEVICE)
+#define RM_FFT_MAXNREG(R)
+#else
+#define RM_FFT_MAXNREG(R) __maxnreg__(R)
+#endif
+
+#define RM_FFT_FUSED_SWZ(T, NAME, CAP, MINB, VEC, ATTR)                                       \
+    extern "C" __global__ void ATTR NAME(                                                     \
         size_t rows, size_t n, int inverse, const float* __restrict__ inp,                    \
         float* __restrict__ out, const T* __restrict__ table, int stages, int r0, size_t ns0, \
         size_t tw0, int r1, size_t ns1, size_t tw1, int r2, size_t ns2, size_t tw2, int r3,   \
@@ -502,14 +531,24 @@ __device__ __forceinline__ void fused_kernel_swz(size_t rows, size_t n, int inve
                                             s_im);                                            \
     }
 
+#define RM_FFT_FUSED_LB_F32 __launch_bounds__(REPRO_FFT_FUSED_F32 / 8)
+#define RM_FFT_FUSED_LB_F64 __launch_bounds__(REPRO_FFT_FUSED_F64 / 8)
 RM_FFT_FUSED_SWZ(float, repro_fft_fused_swz_f32, REPRO_FFT_FUSED_F32, REPRO_FFT_FUSED_BLOCK_F32,
-                 false)
+                 false, RM_FFT_FUSED_LB_F32)
 RM_FFT_FUSED_SWZ(double, repro_fft_fused_swz_f64, REPRO_FFT_FUSED_F64, REPRO_FFT_FUSED_BLOCK_F64,
-                 false)
+                 false, RM_FFT_FUSED_LB_F64)
 RM_FFT_FUSED_SWZ(float, repro_fft_fused_swzv_f32, REPRO_FFT_FUSED_F32,
-                 REPRO_FFT_FUSED_BLOCK_F32, true)
+                 REPRO_FFT_FUSED_BLOCK_F32, true, RM_FFT_FUSED_LB_F32)
 RM_FFT_FUSED_SWZ(double, repro_fft_fused_swzv_f64, REPRO_FFT_FUSED_F64,
-                 REPRO_FFT_FUSED_BLOCK_F64, true)
+                 REPRO_FFT_FUSED_BLOCK_F64, true, RM_FFT_FUSED_LB_F64)
+RM_FFT_FUSED_SWZ(float, repro_fft_fused_swzv_cap1_f32, REPRO_FFT_FUSED_F32,
+                 REPRO_FFT_FUSED_BLOCK_F32, true, RM_FFT_MAXNREG(96))
+RM_FFT_FUSED_SWZ(double, repro_fft_fused_swzv_cap1_f64, REPRO_FFT_FUSED_F64,
+                 REPRO_FFT_FUSED_BLOCK_F64, true, RM_FFT_MAXNREG(128))
+RM_FFT_FUSED_SWZ(float, repro_fft_fused_swzv_cap2_f32, REPRO_FFT_FUSED_F32,
+                 REPRO_FFT_FUSED_BLOCK_F32, true, RM_FFT_MAXNREG(64))
+RM_FFT_FUSED_SWZ(double, repro_fft_fused_swzv_cap2_f64, REPRO_FFT_FUSED_F64,
+                 REPRO_FFT_FUSED_BLOCK_F64, true, RM_FFT_MAXNREG(96))
 
 extern "C" __global__ void __launch_bounds__(REPRO_FFT_BLOCK)
     repro_fft_stockham8_ozaki(size_t total, size_t len, size_t ns, const float* src_re,

@@ -64,6 +64,10 @@ pub const FFT_KERNELS: &[&str] = &[
     "repro_fft_fused_swz_f64",
     "repro_fft_fused_swzv_f32",
     "repro_fft_fused_swzv_f64",
+    "repro_fft_fused_swzv_cap1_f32",
+    "repro_fft_fused_swzv_cap1_f64",
+    "repro_fft_fused_swzv_cap2_f32",
+    "repro_fft_fused_swzv_cap2_f64",
 ];
 
 /// Which kernel runs a fused plan ([`fused_stages`]). All of them run the same butterflies
@@ -84,16 +88,23 @@ pub enum FusedVariant {
     /// `repro_fft_fused_swzv_<t>`: the swizzle and 8-byte (float2) global accesses where the
     /// input and output are 8-byte aligned.
     SwizzleVec,
+    /// `repro_fft_fused_swzv_cap1_<t>`: swzv capped at 96 registers (f32) / 128 (f64), for
+    /// more resident blocks per SM (possibly spilling).
+    SwizzleVecCap1,
+    /// `repro_fft_fused_swzv_cap2_<t>`: swzv capped at 64 registers (f32) / 96 (f64).
+    SwizzleVecCap2,
 }
 
 impl FusedVariant {
     /// The variant the library launches.
     pub const DEFAULT: FusedVariant = FusedVariant::SwizzleVec;
     /// Every variant.
-    pub const ALL: [FusedVariant; 3] = [
+    pub const ALL: [FusedVariant; 5] = [
         FusedVariant::Plain,
         FusedVariant::Swizzle,
         FusedVariant::SwizzleVec,
+        FusedVariant::SwizzleVecCap1,
+        FusedVariant::SwizzleVecCap2,
     ];
 
     /// The kernel's name without the type suffix.
@@ -102,6 +113,8 @@ impl FusedVariant {
             FusedVariant::Plain => "repro_fft_fused",
             FusedVariant::Swizzle => "repro_fft_fused_swz",
             FusedVariant::SwizzleVec => "repro_fft_fused_swzv",
+            FusedVariant::SwizzleVecCap1 => "repro_fft_fused_swzv_cap1",
+            FusedVariant::SwizzleVecCap2 => "repro_fft_fused_swzv_cap2",
         }
     }
 }
