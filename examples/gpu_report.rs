@@ -9,7 +9,9 @@
 //! * `model PATH`: our Llama/Gemma model on the CPU and on CUDA (f32 and bf16 compute): the
 //!   logits of every prefill position and of 16 decode steps, bit for bit, and prefill and
 //!   decode tokens/s on CUDA against stock candle's quantized model on CUDA.
-//! * `fft`: the FFT rows of `ops` alone (F32, F64Internal and Ozaki), after the copy floor.
+//! * `fft`: the FFT rows of `ops` alone (F32, F64Internal and Ozaki), after the copy floor,
+//!   then the fused kernel's variants (`fft::cuda::FusedVariant`) timed interleaved at
+//!   n = 64..4096 (F32) and 64..2048 (F64Internal), with their bits compared.
 //! * `qgemv`: the quantized decode product alone (issue 24): one row of x (f32, bf16) times
 //!   (14336, 4096) weights of Q4_K, Q6_K, Q8_0 and Q4_0, rotating over 4 distinct weights
 //!   per type (from 132 MB for Q4_K: out of the 50 MB L2), ours against stock candle's
@@ -574,7 +576,111 @@ fn fft_rows(gpu: &Device, x32: &Tensor, precs: &[Precision]) {
     }
 }
 
-/// `fft`: the FFT rows of `ops` alone, all three precisions, after the copy floor.
+/// The fused FFT kernels (`fft::cuda::FusedVariant`: the plain shared layout, the swizzled
+/// one, the swizzled one with 8-byte global accesses) against each other: the kernel
+/// launch alone (tables uploaded and output allocated before), forward, on 2^23 complex
+/// values per batch, the variants interleaved round by round (each sample 10 launches
+/// and a synchronization; best and worst sample of the rounds), and every variant's output
+/// bits against the plain kernel's.
+#[cfg(feature = "cuda")]
+fn fused_variants(gpu: &Device, x32: &Tensor) {
+    use candle_core::backend::BackendStorage;
+    use candle_repro::fft::FftPlan;
+    use candle_repro::fft::cuda::{FftDevice, FusedVariant, fused_launch_variant, fused_stages};
+    use candle_repro::launch::{Device as LaunchDevice, Slot};
+    let cuda = gpu.as_cuda_device().unwrap();
+    let (storage, layout) = x32.storage_and_layout();
+    let candle_core::Storage::Cuda(src) = &*storage else {
+        panic!("a CUDA tensor")
+    };
+    let start = layout.start_offset();
+    let variants = FusedVariant::ALL;
+    println!(
+        "fused FFT kernels, forward, launch alone: µs best..worst of {ROUNDS} interleaved rounds (x 10 launches)"
+    );
+    const ROUNDS: usize = 7;
+    for prec in [Precision::F32, Precision::F64Internal] {
+        for log_n in [6, 8, 10, 12] {
+            let n = 1usize << log_n;
+            let rows = (1 << 23) / n;
+            let plan = FftPlan::new(n, prec).unwrap();
+            let tables = cuda.fft_tables(&plan).unwrap();
+            let Some(stages) = fused_stages(&tables.plan) else {
+                continue;
+            };
+            let table_len = LaunchDevice::len(cuda, &tables.table);
+            let plans: Vec<_> = variants
+                .iter()
+                .map(|&v| {
+                    fused_launch_variant(
+                        &tables.plan,
+                        &stages,
+                        rows,
+                        false,
+                        start,
+                        table_len,
+                        u32::MAX,
+                        v,
+                    )
+                })
+                .collect();
+            let mut outs: Vec<_> = variants
+                .iter()
+                .map(|_| LaunchDevice::alloc(cuda, DType::F32, 2 * rows * n).unwrap())
+                .collect();
+            let mut best = vec![f64::INFINITY; variants.len()];
+            let mut worst = vec![0f64; variants.len()];
+            for _ in 0..ROUNDS {
+                for (k, pl) in plans.iter().enumerate() {
+                    let out = &mut outs[k];
+                    let t = time(gpu, 1, 10, || {
+                        let slots =
+                            &mut [Slot::In(src), Slot::Out(&mut *out), Slot::In(&tables.table)];
+                        LaunchDevice::launch(cuda, pl, slots).unwrap()
+                    });
+                    best[k] = best[k].min(t);
+                    worst[k] = worst[k].max(t);
+                }
+            }
+            let host = |b: &candle_core::CudaStorage| match b.to_cpu_storage().unwrap() {
+                candle_core::CpuStorage::F32(v) => {
+                    v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>()
+                }
+                _ => unreachable!("f32 output"),
+            };
+            let base = host(&outs[0]);
+            for (k, v) in variants.iter().enumerate() {
+                let bits = host(&outs[k]);
+                let differ = bits.iter().zip(&base).filter(|(a, b)| a != b).count();
+                let verdict = if k == 0 {
+                    "reference".to_string()
+                } else if differ == 0 {
+                    "same bits".to_string()
+                } else {
+                    format!("{differ} of {} floats DIFFER", base.len())
+                };
+                println!(
+                    "{:>7} {:>6} {:<11} {:<11} {:>8.1}..{:<8.1} {:>5.0}% of plain  {verdict}",
+                    n,
+                    rows,
+                    format!("{prec:?}"),
+                    format!("{v:?}"),
+                    best[k] * 1e6,
+                    worst[k] * 1e6,
+                    100.0 * best[0] / best[k],
+                );
+            }
+        }
+    }
+}
+
+#[cfg(not(feature = "cuda"))]
+fn fused_variants(_gpu: &Device, _x32: &Tensor) {
+    println!("fused FFT kernels: build with --features cuda");
+}
+
+/// `fft`: the FFT rows of `ops` alone, all three precisions, after the copy floor, then
+/// the fused kernel variants against each other.
 fn fft_only(gpu: &Device) {
     let n = 1 << 24;
     let x32 = Tensor::from_vec(values(n, 1, 8.0), n, gpu).unwrap();
@@ -589,6 +695,7 @@ fn fft_only(gpu: &Device) {
         &x32,
         &[Precision::F32, Precision::F64Internal, Precision::Ozaki],
     );
+    fused_variants(gpu, &x32);
 }
 
 fn main() {

@@ -1645,6 +1645,7 @@ use lcg::Lcg;
 
 /// The transform of one plan through its device launch steps against the CPU plan.
 fn check_fft_plan(n: usize, mma_too: bool) -> usize {
+    use candle_repro::fft::cuda::FusedVariant;
     use candle_repro::fft::{FftPlan, Precision};
     let rows = match n {
         0..=4096 => 16,
@@ -1680,12 +1681,13 @@ fn check_fft_plan(n: usize, mma_too: bool) -> usize {
                 // 2048 are one launch of the fused shared-memory kernel; every other plan
                 // runs step by step.
                 let fused = match precision {
-                    Precision::F32 => Some(("repro_fft_fused_f32", 4096)),
-                    Precision::F64Internal => Some(("repro_fft_fused_f64", 2048)),
+                    Precision::F32 => Some(("f32", 4096)),
+                    Precision::F64Internal => Some(("f64", 2048)),
                     Precision::Ozaki => None,
                 };
                 match fused {
-                    Some((k, max)) if n.is_power_of_two() && (16..=max).contains(&n) => {
+                    Some((t, max)) if n.is_power_of_two() && (16..=max).contains(&n) => {
+                        let k = format!("{}_{t}", FusedVariant::DEFAULT.kernel());
                         assert_eq!(kernels, [k], "{what}")
                     }
                     _ => assert!(kernels.iter().all(|k| !k.contains("fused")), "{what}"),
@@ -1729,21 +1731,35 @@ fn fft_plans_match_the_cpu() {
     println!("{total} transformed values: device steps == CPU");
 }
 
-/// The fused shared-memory kernel (`repro_fft_fused_<t>`) launched with fewer blocks than
-/// groups of rows, so that a block runs a second group after a first one (the barrier at
-/// the end of a group, a partial last group), forward and inverse, against the CPU plan.
+/// Every fused shared-memory kernel ([`FusedVariant`]: `repro_fft_fused_<t>`, the swizzled
+/// `repro_fft_fused_swz_<t>` and `repro_fft_fused_swzv_<t>`) at every n it takes, launched
+/// with fewer blocks than groups of rows, so that a block runs a second group after a first
+/// one (no barrier at the end of a group, a partial last group), forward and inverse,
+/// against the CPU plan; and the 8-byte variant on an input that is not 8-byte aligned (its
+/// 4-byte path).
 #[test]
 fn fft_fused_kernel_strides_over_groups() {
-    use candle_repro::fft::cuda::{FUSED_BLOCK_F32, FUSED_BLOCK_F64, fused_launch, fused_stages};
+    use candle_repro::fft::cuda::{
+        FUSED_BLOCK_F32, FUSED_BLOCK_F64, FUSED_MAX_F32, FUSED_MAX_F64, FusedVariant,
+        fused_launch_variant, fused_stages,
+    };
     use candle_repro::fft::{FftPlan, Precision};
     use candle_repro::launch::{Device, Slot};
-    for (n, precision, block) in [
-        (16, Precision::F32, FUSED_BLOCK_F32),
-        (256, Precision::F32, FUSED_BLOCK_F32),
-        (128, Precision::F64Internal, FUSED_BLOCK_F64),
+    let mut cases = Vec::new();
+    for (precision, block, max) in [
+        (Precision::F32, FUSED_BLOCK_F32, FUSED_MAX_F32),
+        (Precision::F64Internal, FUSED_BLOCK_F64, FUSED_MAX_F64),
     ] {
-        // Two full groups and a third of 3 rows, on 2 blocks.
-        let rows = 2 * (block / n) + 3;
+        for log_n in 4..=max.trailing_zeros() {
+            cases.push((1usize << log_n, precision, block));
+        }
+    }
+    let mut compared = 0;
+    for (n, precision, block) in cases {
+        // Two full groups and a third of half as many rows (partial where a group has more
+        // than one row), on 2 blocks.
+        let per_group = (block / n).max(1);
+        let rows = 2 * per_group + per_group.div_ceil(2);
         let plan = FftPlan::new(n, precision).unwrap();
         let tables = candle_repro::fft::cuda::upload_tables(&Emu, &plan).unwrap();
         let stages = fused_stages(&tables.plan).unwrap();
@@ -1757,20 +1773,49 @@ fn fft_fused_kernel_strides_over_groups() {
                 plan.forward_out_of_place(&z, &mut want).unwrap();
             }
             let want = Tensor::from_vec(fft_ref::interleave(&want), x.len(), &Cpu::Cpu).unwrap();
-            let (buf, _) = upload(&Tensor::from_vec(x.clone(), x.len(), &Cpu::Cpu).unwrap());
-            let mut out = Emu.alloc(DType::F32, x.len()).unwrap();
-            let table_len = Emu.len(&tables.table);
-            let pl = fused_launch(&tables.plan, &stages, rows, inverse, 0, table_len, 2);
-            assert_eq!(pl.grid.0, 2);
-            Emu.launch(
-                &pl,
-                &mut [Slot::In(&buf), Slot::Out(&mut out), Slot::In(&tables.table)],
-            )
-            .unwrap();
-            let what = format!("fused n={n} {precision:?} rows={rows} inverse={inverse}");
-            same_bits(&what, &download(&out, x.len()), &want);
+            // The input at element 0 of a buffer (8-byte aligned: the emulator's buffers
+            // end at a page) and at element 1 of a buffer of 2 more values (4 bytes off).
+            let (aligned, _) = upload(&Tensor::from_vec(x.clone(), x.len(), &Cpu::Cpu).unwrap());
+            let mut padded = vec![0.5f32];
+            padded.extend_from_slice(&x);
+            padded.push(0.5);
+            let (shifted, _) = upload(&Tensor::from_vec(padded, x.len() + 2, &Cpu::Cpu).unwrap());
+            for variant in FusedVariant::ALL {
+                let starts: &[usize] = if variant == FusedVariant::SwizzleVec && n <= 256 {
+                    &[0, 1]
+                } else {
+                    &[0]
+                };
+                for &start in starts {
+                    let buf = if start == 0 { &aligned } else { &shifted };
+                    let mut out = Emu.alloc(DType::F32, x.len()).unwrap();
+                    let table_len = Emu.len(&tables.table);
+                    let pl = fused_launch_variant(
+                        &tables.plan,
+                        &stages,
+                        rows,
+                        inverse,
+                        start,
+                        table_len,
+                        2,
+                        variant,
+                    );
+                    assert_eq!(pl.grid.0, 2);
+                    Emu.launch(
+                        &pl,
+                        &mut [Slot::In(buf), Slot::Out(&mut out), Slot::In(&tables.table)],
+                    )
+                    .unwrap();
+                    let what = format!(
+                        "fused {variant:?} n={n} {precision:?} rows={rows} inverse={inverse} start={start}"
+                    );
+                    same_bits(&what, &download(&out, x.len()), &want);
+                    compared += x.len() / 2;
+                }
+            }
         }
     }
+    println!("{compared} complex values through the fused kernels: device == CPU");
 }
 
 /// The plan of 2^20 points (its own test: the slowest case, run beside the others), under

@@ -14,12 +14,19 @@
 namespace repro {
 namespace fft {
 
-template <class T, int R>
+// Where position o of a row lives in src / dst: o itself, except in the fused kernel's
+// swizzled shared buffer (fft.cu FusedSwizzle). Only an address, never a value.
+struct IdentityIndex {
+    RM_FN size_t operator()(size_t o) const { return o; }
+};
+
+template <class T, int R, class Map = IdentityIndex>
 RM_FN void stockham_load(size_t i, size_t ns, size_t stride, const T* src_re, const T* src_im,
-                         const T* tw_re, const T* tw_im, Cx<T>* v) {
+                         const T* tw_re, const T* tw_im, Cx<T>* v, Map map = Map()) {
     size_t j = i % ns;
     for (int r = 0; r < R; r++) {
-        Cx<T> x = cx<T>(src_re[i + (size_t)r * stride], src_im[i + (size_t)r * stride]);
+        size_t at = map(i + (size_t)r * stride);
+        Cx<T> x = cx<T>(src_re[at], src_im[at]);
         if (ns > 1 && r > 0) {
             size_t t = (size_t)(r - 1) * ns + j;
             x = cx_mul(x, cx<T>(tw_re[t], tw_im[t]));
@@ -28,11 +35,12 @@ RM_FN void stockham_load(size_t i, size_t ns, size_t stride, const T* src_re, co
     }
 }
 
-template <class T, int R>
-RM_FN void stockham_store(size_t i, size_t ns, T* dst_re, T* dst_im, const Cx<T>* v) {
+template <class T, int R, class Map = IdentityIndex>
+RM_FN void stockham_store(size_t i, size_t ns, T* dst_re, T* dst_im, const Cx<T>* v,
+                          Map map = Map()) {
     size_t j = i % ns, k = i / ns;
     for (int r = 0; r < R; r++) {
-        size_t o = k * ns * R + (size_t)r * ns + j;
+        size_t o = map(k * ns * R + (size_t)r * ns + j);
         dst_re[o] = v[r].re;
         dst_im[o] = v[r].im;
     }

@@ -41,12 +41,20 @@ RM_FN void thread_deinterleave(size_t tid, int inverse, const float* inp, T* re,
 
 // process_rows, the store: rounded once to f32, conjugated back for the inverse, NaNs made
 // canonical.
+// (interleave_value: one value's two output floats; the swizzled fused kernels of fft.cu
+// read the value from their shared buffer and store the pair with this same function.)
+template <class T>
+RM_FN Cx<float> interleave_value(int inverse, T re, T im) {
+    float a = to_f32(re);
+    float b = to_f32(im);
+    return cx<float>(canonical_nan(a), canonical_nan(inverse ? -b : b));
+}
+
 template <class T>
 RM_FN void thread_interleave(size_t tid, int inverse, const T* re, const T* im, float* out) {
-    float a = to_f32(re[tid]);
-    float b = to_f32(im[tid]);
-    out[2 * tid] = canonical_nan(a);
-    out[2 * tid + 1] = canonical_nan(inverse ? -b : b);
+    Cx<float> z = interleave_value<T>(inverse, re[tid], im[tid]);
+    out[2 * tid] = z.re;
+    out[2 * tid + 1] = z.im;
 }
 
 // One Stockham stage over rows of length len: tid < rows * (len / R).

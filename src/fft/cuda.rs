@@ -60,7 +60,64 @@ pub const FFT_KERNELS: &[&str] = &[
     "repro_fft_op_real_part",
     "repro_fft_fused_f32",
     "repro_fft_fused_f64",
+    "repro_fft_fused_swz_f32",
+    "repro_fft_fused_swz_f64",
+    "repro_fft_fused_swzv_f32",
+    "repro_fft_fused_swzv_f64",
+    "repro_fft_fused_swzv_cap1_f32",
+    "repro_fft_fused_swzv_cap1_f64",
+    "repro_fft_fused_swzv_cap2_f32",
+    "repro_fft_fused_swzv_cap2_f64",
 ];
+
+/// Which kernel runs a fused plan ([`fused_stages`]). All of them run the same butterflies
+/// with the same functions on the same values in the same order, and differ only in where
+/// the values live in shared memory and how wide the global accesses are (see
+/// `kernels/fft/fft.cu`), so they give the same bits; the choice is fixed
+/// ([`FusedVariant::DEFAULT`]), the others stay launchable for `examples/gpu_report.rs fft`,
+/// which times them against each other and compares their bits on a GPU, and for the tests.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FusedVariant {
+    /// `repro_fft_fused_<t>`: the first fused kernel, the plain shared layout (8-way and
+    /// 4-way bank conflicts in the first two stages' stores) and 4-byte global accesses.
+    Plain,
+    /// `repro_fft_fused_swz_<t>`: the XOR-swizzled shared layout (no bank conflicts from
+    /// n = 64 on), 4-byte global accesses.
+    Swizzle,
+    /// `repro_fft_fused_swzv_<t>`: the swizzle and 8-byte (float2) global accesses where the
+    /// input and output are 8-byte aligned.
+    SwizzleVec,
+    /// `repro_fft_fused_swzv_cap1_<t>`: swzv capped at 96 registers (f32) / 128 (f64), for
+    /// more resident blocks per SM (possibly spilling).
+    SwizzleVecCap1,
+    /// `repro_fft_fused_swzv_cap2_<t>`: swzv capped at 64 registers (f32) / 96 (f64).
+    SwizzleVecCap2,
+}
+
+impl FusedVariant {
+    /// The variant the library launches.
+    pub const DEFAULT: FusedVariant = FusedVariant::SwizzleVec;
+    /// Every variant.
+    pub const ALL: [FusedVariant; 5] = [
+        FusedVariant::Plain,
+        FusedVariant::Swizzle,
+        FusedVariant::SwizzleVec,
+        FusedVariant::SwizzleVecCap1,
+        FusedVariant::SwizzleVecCap2,
+    ];
+
+    /// The kernel's name without the type suffix.
+    pub fn kernel(self) -> &'static str {
+        match self {
+            FusedVariant::Plain => "repro_fft_fused",
+            FusedVariant::Swizzle => "repro_fft_fused_swz",
+            FusedVariant::SwizzleVec => "repro_fft_fused_swzv",
+            FusedVariant::SwizzleVecCap1 => "repro_fft_fused_swzv_cap1",
+            FusedVariant::SwizzleVecCap2 => "repro_fft_fused_swzv_cap2",
+        }
+    }
+}
 
 /// Precision::Ozaki radix-8 stages on tensor cores (`repro_fft_stockham8_ozaki_mma`,
 /// `kernels/fft/ozaki_mma.cuh`, sm_80+) instead of the plain f32 loop. Off: the mma kernel
@@ -442,7 +499,8 @@ fn run<D: Device + ?Sized>(
     Ok(())
 }
 
-/// A pure Stockham plan ([`fused_stages`]) as one launch of `repro_fft_fused_<t>`.
+/// A pure Stockham plan ([`fused_stages`]) as one launch of the fused kernel
+/// ([`FusedVariant::DEFAULT`]).
 fn run_fused<D: Device + ?Sized>(
     dev: &D,
     u: &FftTables<D::Buffer>,
@@ -467,7 +525,8 @@ fn run_fused<D: Device + ?Sized>(
     )
 }
 
-/// The launch of `repro_fft_fused_<t>` for `rows` rows of `p` (its [`fused_stages`]), input
+/// The launch of the fused kernel ([`FusedVariant::DEFAULT`]; `repro_fft_fused_<t>` and its
+/// variants share grid, block and arguments) for `rows` rows of `p` (its [`fused_stages`]), input
 /// from element `start` of slot 0, output slot 1, the table (`table_len` values) slot 2:
 /// blocks of max(n, b) / 8 threads, each taking max(b / n, 1) whole rows at a time (b =
 /// [`FUSED_BLOCK_F32`] or [`FUSED_BLOCK_F64`]), one block per group of rows up to
@@ -484,6 +543,31 @@ pub fn fused_launch(
     table_len: usize,
     max_blocks: u32,
 ) -> LaunchPlan {
+    fused_launch_variant(
+        p,
+        stages,
+        rows,
+        inverse,
+        start,
+        table_len,
+        max_blocks,
+        FusedVariant::DEFAULT,
+    )
+}
+
+/// [`fused_launch`] of a given [`FusedVariant`] (same grid, block and arguments).
+#[doc(hidden)]
+#[allow(clippy::too_many_arguments)]
+pub fn fused_launch_variant(
+    p: &DevicePlan,
+    stages: &[(usize, usize, usize)],
+    rows: usize,
+    inverse: bool,
+    start: usize,
+    table_len: usize,
+    max_blocks: u32,
+    variant: FusedVariant,
+) -> LaunchPlan {
     let n = p.n;
     let (suffix, work, block) = if p.is_f64() {
         ("f64", DType::F64, FUSED_BLOCK_F64)
@@ -496,7 +580,7 @@ pub fn fused_launch(
     let values = 2 * rows * n;
     let mut pl = LaunchPlan::new(
         Module::Fft,
-        format!("repro_fft_fused_{suffix}"),
+        format!("{}_{suffix}", variant.kernel()),
         blocks,
         (values_per_block / 8) as u32,
     )
