@@ -11,8 +11,6 @@
 //       norm, signs): the norm and sign classes of `lines` lines (line l of batch
 //       l / per_batch: element q at bases[batch] + (l % per_batch) line_stride + q
 //       elem_stride);
-//   repro_matmul_row_stats_<in>(lines, len, data, norm, signs): the same for `lines`
-//       contiguous rows of `len` elements at data (one warp per row; <in> f32, bf16, f16);
 //   repro_matmul_<in>_<out>(batch, m, n, k, a, a_bases, a_rs, a_cs, b, b_bases, b_rs, b_cs,
 //       bias, bias_base, bias_stride, has_bias, coeff, start_tier, row_norm, row_signs,
 //       col_norm, col_signs, out): out (batch, m, n) contiguous;
@@ -39,37 +37,6 @@ __device__ void stats(uint64_t lines, uint64_t len, const typename In::T* data,
         Operand<In> op = {data, bases[l / per_batch], line_stride, elem_stride};
         Line<In> line = {op, l % per_batch, true};
         line_stats(len, line, &norm[l], &signs[l]);
-    }
-}
-
-// The stats of `lines` contiguous rows of `len` elements, one warp per row (the decode
-// product's x: a few long rows, where one thread per line would add thousands of squares
-// in a chain): lane l takes elements l, l + 32, ..., then a butterfly adds the lanes. The
-// norm is a bound only (its slack covers any order of the sum), so this order, unlike
-// line_stats's, changes no output bit.
-template <class In>
-__device__ void row_stats(uint64_t lines, uint64_t len, const typename In::T* data,
-                          double* norm, uint8_t* signs) {
-    const uint32_t lane = threadIdx.x % 32;
-    const uint64_t warps = (uint64_t)gridDim.x * (blockDim.x / 32);
-    for (uint64_t l = (uint64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; l < lines;
-         l += warps) {
-        const typename In::T* row = data + l * len;
-        double sq = 0.0;
-        uint32_t sg = 0;
-        for (uint64_t q = lane; q < len; q += 32) {
-            const float x = In::widen(row[q]);
-            sq += (double)x * (double)x;
-            sg |= 1u << (f32_to_bits(x) >> 31);
-        }
-        for (uint32_t off = 16; off >= 1; off /= 2) {
-            sq = sq + __shfl_xor_sync(0xFFFFFFFFu, sq, off);
-            sg |= __shfl_xor_sync(0xFFFFFFFFu, sg, off);
-        }
-        if (lane == 0) {
-            norm[l] = sqrt(sq);
-            signs[l] = (uint8_t)sg;
-        }
     }
 }
 
@@ -185,12 +152,6 @@ __device__ void to_f8e4m3(uint64_t count, int32_t overflow, const typename In::T
         stats<In>(lines, len, data, bases, per_batch, line_stride, elem_stride, norm, signs); \
     }
 
-#define REPRO_MM_ROW_STATS(name, In)                                                          \
-    extern "C" __global__ void __launch_bounds__(REPRO_MM_BLOCK) repro_matmul_row_stats_##name( \
-        uint64_t lines, uint64_t len, const In::T* data, double* norm, uint8_t* signs) {      \
-        row_stats<In>(lines, len, data, norm, signs);                                         \
-    }
-
 #define REPRO_MM_CAST(name, In)                                                               \
     extern "C" __global__ void __launch_bounds__(REPRO_MM_BLOCK) repro_to_f8e4m3_##name(      \
         uint64_t count, int32_t overflow, const In::T* src, uint64_t base, uint32_t rank,     \
@@ -216,9 +177,6 @@ REPRO_MM_STATS(f32, repro::matmul::InF32)
 REPRO_MM_STATS(bf16, repro::matmul::InBF16)
 REPRO_MM_STATS(f16, repro::matmul::InF16)
 REPRO_MM_STATS(f8e4m3, repro::matmul::InF8)
-REPRO_MM_ROW_STATS(f32, repro::matmul::InF32)
-REPRO_MM_ROW_STATS(bf16, repro::matmul::InBF16)
-REPRO_MM_ROW_STATS(f16, repro::matmul::InF16)
 REPRO_MM_CAST(f32, repro::matmul::InF32)
 REPRO_MM_CAST(bf16, repro::matmul::InBF16)
 REPRO_MM_CAST(f16, repro::matmul::InF16)

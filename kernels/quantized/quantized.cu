@@ -29,11 +29,9 @@
 //   * F32, F16, BF16 (decode_float, each element checked against k): s_r = fma(x_r, w, s_r).
 // Then a fixed butterfly (__shfl_xor_sync, offsets 16, 8, 4, 2, 1: each partial sum through
 // exactly 5 additions; every lane ends with the same value, IEEE addition being
-// commutative); then for each row i the warp decides output (i, j) together: tier 1's test
-// as the other kernel's decide (the bias added, the same coefficient, an exact zero's sign
-// from the sign classes), else tier 2 over the warp (warp_tier2 below: the compensated sum
-// split over the lanes in tier 1's order, with its own bound), else the exact tier 3 on
-// lane i; lane i writes the output.
+// commutative), and lane i (i < m) decides output (i, j) as the other kernel does (decide:
+// the bias added, tier 1's test with the same coefficient, an exact zero's sign from the
+// sign classes, else slow_output: tiers 2 and 3, rare) and writes it.
 //
 // Why tier 1's bound holds for the decode kernel's order. The CPU's bound (src/quantized/
 // mod.rs) is Higham's for any evaluation tree of the exact products and sums where every
@@ -79,10 +77,16 @@
 #endif
 // Full unrolling of the decode kernel's short constant loops (its per-row sums and the 8
 // weights of a lane then live in registers); nothing on the emulated device.
+// RQ_UNROLL_CHUNKS: the chunk loop unrolled by a few, so that a warp has several chunks'
+// loads in flight (the same sums in the same order).
 #if defined(__CUDACC__)
 #define RQ_UNROLL _Pragma("unroll")
+#ifndef RQ_UNROLL_CHUNKS
+#define RQ_UNROLL_CHUNKS _Pragma("unroll 4")
+#endif
 #else
 #define RQ_UNROLL
+#define RQ_UNROLL_CHUNKS
 #endif
 
 namespace {
@@ -199,40 +203,25 @@ RM_SLOW_FN typename O::T slow_output(const typename In::T* xrow, uint32_t ty,
     return O::round(acc.finish());
 }
 
-// Tier 1's test of output (i, j) from its f64 sum `s` (bias not yet added; k > 0):
+// Output (i, j) from tier 1's f64 sum `s` of its products (bias not yet added; k > 0):
 // Shared::tier1 of cpu.rs (the sum with the bias accepted when every number within
 // coeff (|x row| |w row| + |bias|) of it rounds to one value; an exact zero's sign from the
-// sign classes). 0 decided (*v), 1 not decided.
-template <class O>
-RM_FN int32_t tier1_state(double s, bool hb, float bf, double x_norm, double w_norm,
-                          uint8_t x_signs, uint8_t w_signs, uint64_t k, double coeff,
-                          typename O::T* v) {
-    double b = hb ? (double)bf : 0.0;
-    double y = s + b;
-    double err = coeff * x_norm * w_norm + coeff * fabs_(b);
-    bool sure = round_within_parts<O>(y, err, v);
-    if (y == 0.0 && err == 0.0) {
-        // Every product is zero: the sign of the exact zero from the sign classes.
-        int32_t z = matmul::zero_sign(x_signs, w_signs, (size_t)k, hb, bf);
-        if (z >= 0) {
-            *v = O::round(z == 1 ? -0.0 : 0.0);
-            return 0;
-        }
-        return 1;
-    }
-    return sure ? 0 : 1;
-}
-
-// Output (i, j) from tier 1's f64 sum `s` of its products (bias not yet added; k > 0):
-// Shared::tier1 of cpu.rs (tier1_state), else slow_output. The prefill kernel's; the decode
-// kernel runs tier1_state, then tier 2 over its warp.
+// sign classes), else slow_output. Shared by both product kernels.
 template <class In, class O>
 RM_FN typename O::T decide(double s, const typename In::T* xrow, uint32_t ty,
                            const uint8_t* wrow, uint64_t k, bool hb, float bf, double x_norm,
                            double w_norm, uint8_t x_signs, uint8_t w_signs, double coeff,
                            int32_t start_tier) {
+    double b = hb ? (double)bf : 0.0;
+    double y = s + b;
+    double err = coeff * x_norm * w_norm + coeff * fabs_(b);
     typename O::T v;
-    if (tier1_state<O>(s, hb, bf, x_norm, w_norm, x_signs, w_signs, k, coeff, &v) == 0) {
+    bool sure = round_within_parts<O>(y, err, &v);
+    if (y == 0.0 && err == 0.0) {
+        // Every product is zero: the sign of the exact zero from the sign classes.
+        int32_t z = matmul::zero_sign(x_signs, w_signs, (size_t)k, hb, bf);
+        if (z >= 0) return O::round(z == 1 ? -0.0 : 0.0);
+    } else if (sure) {
         return v;
     }
     return slow_output<In, O>(xrow, ty, wrow, (size_t)k, hb, bf, x_norm, w_norm, start_tier);
@@ -279,121 +268,52 @@ RM_FN double code_f64(int32_t q) {
            F64(0x4330000000000400);
 }
 
-// 8 consecutive elements of x widened to f32. WIDE (x's rows start at multiples of 16
-// bytes: the buffer does, k is a multiple of 32, e0 of 8): on the device with 16-byte loads;
-// else, and on the host (the emulated device), one by one. The same values either way.
-template <class In, bool WIDE>
-RM_FN void load_x8(const typename In::T* p, float* f) {
-#if defined(__CUDA_ARCH__)
-    if constexpr (WIDE && sizeof(typename In::T) == 4) {
-        const float4 u = ((const float4*)p)[0], v = ((const float4*)p)[1];
-        f[0] = u.x, f[1] = u.y, f[2] = u.z, f[3] = u.w;
-        f[4] = v.x, f[5] = v.y, f[6] = v.z, f[7] = v.w;
-        return;
-    } else if constexpr (WIDE) {
-        const uint4 u = *(const uint4*)p;
-        const uint32_t w[4] = {u.x, u.y, u.z, u.w};
-RQ_UNROLL
-        for (uint32_t t = 0; t < 4; t++) {
-            f[2 * t] = In::widen((typename In::T)(w[t] & 0xFFFF));
-            f[2 * t + 1] = In::widen((typename In::T)(w[t] >> 16));
-        }
-        return;
-    } else
-#endif
-    {
-RQ_UNROLL
-        for (uint32_t t = 0; t < 8; t++) f[t] = In::widen(p[t]);
-    }
-}
-
 // Lane `lane`'s share of one column: weights [c0 + 8 lane, + 8) of every chunk c0 (a
 // multiple of 256) below k, of the quantized weight row `row`, times the same elements of
 // the m rows of x, into s[0..m) (the lane's partial sums, in chunk order). The 8 weights lie
-// in one block and one group (GROUP >= 16, 8 | GROUP), decoded with Codes8 / group_scale.
+// in one block and one group (GROUP >= 16, 8 | GROUP), decoded with code / group_scale.
 // HAS_MIN types: each weight a q - c formed exactly (one fma: the value is exact in f64,
 // blocks.rs) and fused into each row's sum. Types without c: per row the 8 products x q
 // (each exact: x has at most 24 significant bits, |q| <= 128) summed in a chain of fmas
 // from the first product, then the chain's sum times a fused into the row's sum (a q is the
-// exact weight, so this is a sum of the products x w). M: the rows compiled for (1, the
-// decode of one token, or REPRO_QGEMV_MAX_ROWS with m <= M checked at run time): the same
-// operations for every row. WIDE: the weight and x start at multiples of 16 bytes (wide
-// loads; the same values).
-// One chunk's arithmetic for the lane (shared by both loops of lane_quant): the 8 codes,
-// the group's a and c and the 8 x values of each row already read.
-template <class B, uint32_t M>
-RM_FN void lane_chunk(const int32_t* code, double a, double c, const float (*xf)[8], uint32_t m,
-                      double* s) {
-    double q[8];
-RQ_UNROLL
-    for (uint32_t t = 0; t < 8; t++) q[t] = code_f64(code[t]);
-    if (B::HAS_MIN) {
-RQ_UNROLL
-        for (uint32_t t = 0; t < 8; t++) {
-            const double w = fma_f64(a, q[t], -c);  // exact (blocks.rs's header)
-RQ_UNROLL
-            for (uint32_t r = 0; r < M; r++) {
-                if (r < m) s[r] = fma_f64((double)xf[r][t], w, s[r]);
-            }
-        }
-    } else {
-RQ_UNROLL
-        for (uint32_t r = 0; r < M; r++) {
-            if (r < m) {
-                double u = (double)xf[r][0] * q[0];  // exact
-RQ_UNROLL
-                for (uint32_t t = 1; t < 8; t++) u = fma_f64((double)xf[r][t], q[t], u);
-                s[r] = fma_f64(a, u, s[r]);
-            }
-        }
-    }
-}
-
-// The lane's reads of one chunk: the group's a and c, the 8 codes, the 8 x values of each
-// row.
-template <class In, class B, uint32_t M, bool WIDE>
-RM_FN void lane_read(const typename In::T* x, uint64_t k, uint32_t m, const uint8_t* row,
-                     uint64_t e0, int32_t* code, double* a, double* c, float (*xf)[8]) {
-    const uint8_t* blk = row + e0 / B::LEN * B::BYTES;
-    const uint32_t e8 = (uint32_t)(e0 % B::LEN) / 8;
-    B::group_scale(blk, e8 * 8 / B::GROUP, a, c);
-    Codes8<B>::template get<WIDE>(blk, e8, code);
-RQ_UNROLL
-    for (uint32_t r = 0; r < M; r++) {
-        if (r < m) load_x8<In, WIDE>(x + r * k + e0, xf[r]);
-    }
-}
-
-template <class In, class B, uint32_t M, bool WIDE>
+// exact weight, so this is a sum of the products x w).
+template <class In, class B>
 RM_FN void lane_quant(const typename In::T* x, uint64_t k, uint32_t m, const uint8_t* row,
                       uint32_t lane, double* s) {
-    uint64_t c0 = 0;
-    if (M == 1) {
-        // The one-row decode: groups of 4 whole chunks, every read of the group first (no
-        // branch between them, so that the loads are in flight together), then the
-        // arithmetic chunk by chunk in order (the same operations as the loop below).
-        constexpr uint32_t U = 4;
-        for (; c0 + 256 * U <= k; c0 += 256 * U) {
-            int32_t code[U][8];
-            double a[U], c[U];
-            float xf[U][M][8];
-RQ_UNROLL
-            for (uint32_t u = 0; u < U; u++) {
-                lane_read<In, B, M, WIDE>(x, k, m, row, c0 + 256 * u + 8 * (uint64_t)lane,
-                                          code[u], &a[u], &c[u], xf[u]);
-            }
-RQ_UNROLL
-            for (uint32_t u = 0; u < U; u++) lane_chunk<B, M>(code[u], a[u], c[u], xf[u], m, s);
-        }
-    }
-    for (; c0 < k; c0 += 256) {
+RQ_UNROLL_CHUNKS
+    for (uint64_t c0 = 0; c0 < k; c0 += 256) {
         const uint64_t e0 = c0 + 8 * (uint64_t)lane;
         if (e0 >= k) continue;  // k is whole blocks: a lane's 8 weights are all in or out
-        int32_t code[8];
+        const uint8_t* blk = row + e0 / B::LEN * B::BYTES;
+        // The lane's first weight in its block, as 8 e8: the compiler sees that e8 8 + t
+        // (t < 8) shares everything above its low 3 bits with e8 8 (one address for all 8).
+        const uint32_t e8 = (uint32_t)(e0 % B::LEN) / 8;
         double a, c;
-        float xf[M][8];
-        lane_read<In, B, M, WIDE>(x, k, m, row, e0, code, &a, &c, xf);
-        lane_chunk<B, M>(code, a, c, xf, m, s);
+        B::group_scale(blk, e8 * 8 / B::GROUP, &a, &c);
+        double q[8];
+RQ_UNROLL
+        for (uint32_t t = 0; t < 8; t++) q[t] = code_f64(B::code(blk, e8 * 8 + t));
+        if (B::HAS_MIN) {
+RQ_UNROLL
+            for (uint32_t t = 0; t < 8; t++) {
+                const double w = fma_f64(a, q[t], -c);  // exact (blocks.rs's header)
+RQ_UNROLL
+                for (uint32_t r = 0; r < REPRO_QGEMV_MAX_ROWS; r++) {
+                    if (r < m) s[r] = fma_f64((double)In::widen(x[r * k + e0 + t]), w, s[r]);
+                }
+            }
+        } else {
+RQ_UNROLL
+            for (uint32_t r = 0; r < REPRO_QGEMV_MAX_ROWS; r++) {
+                if (r < m) {
+                    const typename In::T* xr = x + r * k + e0;
+                    double u = (double)In::widen(xr[0]) * q[0];  // exact
+RQ_UNROLL
+                    for (uint32_t t = 1; t < 8; t++) u = fma_f64((double)In::widen(xr[t]), q[t], u);
+                    s[r] = fma_f64(a, u, s[r]);
+                }
+            }
+        }
     }
 }
 
@@ -417,139 +337,25 @@ RQ_UNROLL
     }
 }
 
-// ---- Tier 2 over the warp (decode kernel) ----
-//
-// When tier 1 cannot decide output (i, j), the whole warp runs tier 2 for it: a
-// compensated dot product in the order of tier 1's lanes (lane l takes weights
-// [c0 + 8 l, c0 + 8 l + 8) of every chunk c0 of 256, in chunk order), then the 32 lanes
-// combined by the fixed butterfly of tier 1 (offsets 16, 8, 4, 2, 1) with TwoSums, then the
-// bias, then hi + lo. Serial, on one lane, it took up to milliseconds for a 4096-long row
-// while the warp waited (docs/PERFORMANCE.md, the H100 decode figures); split over the
-// lanes it is one more pass over the row. Each step (per product x w, x widened and w the
-// weight's exact value):
-//   lane:      P = fl(x w), E = x w - P (exact: fma, no underflow below: |x w| >= 2^-298)
-//              (s, r) = TwoSum(s, P);  q = q + (r + E)
-//   butterfly: (s, r) = TwoSum(s, s');  q = (q + q') + r     (5 levels)
-//   bias:      (s, r) = TwoSum(s, b);   q = q + r
-//   result:    s + q
-// TwoSum's outputs and IEEE addition are symmetric in the two operands, so every lane ends
-// with the same values (the decision is warp-uniform).
-//
-// Its bound. Every TwoSum and the product split are exact, so exact = s + (sum of every E
-// and every TwoSum error r) and only the sum q of those error terms and the last addition
-// round. The last: |res - (s + q)| <= u |res| (u = 2^-53). An error term passes at most
-// D = 2 + (L - 1) + 10 + 1 = L + 12 additions of q (its own and the one into q; each later
-// element of its lane; two per butterfly level; the bias's), L = 8 C the most elements of
-// a lane (C = ceil(k / 256) chunks), so |q - sum| <= gamma_D sum|terms| (Higham 4.2, any
-// tree). The terms: |E| <= u |x w|; a TwoSum's |r| <= u |its sum|, and the running sums are
-// bounded by (1 + u)^(L + 6) times the absolute sum of the terms below them, each product
-// (and the bias) lying below at most L + 6 TwoSums (L in its lane, 5 levels, the bias): so
-// sum|terms| <= u (L + 7) (1 + u)^(L + 7) (sum|x w| + |b|). Hence
-//   |res - exact| <= u |res| + u^2 (L + 12)(L + 7) (1 + 2^-30) (sum|x w| + |b|)
-// for k < 2^26, and with sum|x w| <= |x|_2 |w|_2 (the same norms and slack as the CPU's
-// tier 2) dot2_bound(L + 12 - RM_DOT2_LANES, r, ...) bounds it: 2u |r| + (L + 12)^2 u^2
-// (1 + 2^-20) abs (its own roundings inside the margin). This count differs from the CPU's
-// (dot2_bound(2 k): its order has longer chains); an accepted output is the correctly
-// rounded value in both, so the bits do not differ.
-template <class In, class B>
-RM_FN void lane_dot2_quant(const typename In::T* x, uint64_t k, const uint8_t* row,
-                           uint32_t lane, double* s, double* q) {
-    for (uint64_t c0 = 0; c0 < k; c0 += 256) {
-        const uint64_t e0 = c0 + 8 * (uint64_t)lane;
-        if (e0 >= k) continue;
-        const uint8_t* blk = row + e0 / B::LEN * B::BYTES;
-        const uint32_t e8 = (uint32_t)(e0 % B::LEN) / 8;
-        double a, c;
-        B::group_scale(blk, e8 * 8 / B::GROUP, &a, &c);
-        for (uint32_t t = 0; t < 8; t++) {
-            const double qc = code_f64(B::code(blk, e8 * 8 + t));
-            // The weight's exact value (blocks.rs's header): a q - c in one fma, or a q.
-            const double w = B::HAS_MIN ? fma_f64(a, qc, -c) : a * qc;
-            const double xv = (double)In::widen(x[e0 + t]);
-            const double p = xv * w;
-            const double e = fma_f64(xv, w, -p);
-            double u, r;
-            two_sum(*s, p, &u, &r);
-            *s = u;
-            *q = *q + (r + e);
-        }
-    }
-}
-
-template <class In>
-RM_FN void lane_dot2_float(uint32_t ty, const typename In::T* x, uint64_t k, const uint8_t* row,
-                           uint32_t lane, double* s, double* q) {
-    for (uint64_t c0 = 0; c0 < k; c0 += 256) {
-        const uint64_t e0 = c0 + 8 * (uint64_t)lane;
-        for (uint32_t t = 0; t < 8; t++) {
-            if (e0 + t < k) {
-                const double w = decode_float(ty, row, (size_t)(e0 + t));
-                const double xv = (double)In::widen(x[e0 + t]);
-                const double p = xv * w;
-                const double e = fma_f64(xv, w, -p);
-                double u, r;
-                two_sum(*s, p, &u, &r);
-                *s = u;
-                *q = *q + (r + e);
-            }
-        }
-    }
-}
-
-// Tier 2 of output (i, j) over the warp (every lane calls it; all return the same value):
-// true with *v when the rounding test accepts it.
+// decide, out of line for the decode kernel: once per output, off its hot loop (inlined it
+// would take registers from the loop).
 template <class In, class O>
-RM_SLOW_FN bool warp_tier2(uint32_t ty, const typename In::T* xrow, uint64_t k,
-                           const uint8_t* wrow, uint32_t lane, bool hb, float bf,
-                           double x_norm, double w_norm, typename O::T* v) {
-    double s = 0.0, q = 0.0;
-    switch (ty) {
-#define RQ_DOT2_CASE(id, B)                                       \
-    case id:                                                      \
-        lane_dot2_quant<In, B>(xrow, k, wrow, lane, &s, &q);      \
-        break;
-        RQ_FOR_EACH_QUANT_BLOCK(RQ_DOT2_CASE)
-#undef RQ_DOT2_CASE
-        default:
-            lane_dot2_float<In>(ty, xrow, k, wrow, lane, &s, &q);
-    }
-    for (uint32_t off = 16; off >= 1; off /= 2) {
-        const double so = __shfl_xor_sync(0xFFFFFFFFu, s, off);
-        const double qo = __shfl_xor_sync(0xFFFFFFFFu, q, off);
-        double u, r;
-        two_sum(s, so, &u, &r);
-        s = u;
-        q = (q + qo) + r;
-    }
-    if (hb) {
-        double u, r;
-        two_sum(s, (double)bf, &u, &r);
-        s = u;
-        q = q + r;
-    }
-    const double res = s + q;
-    const uint64_t chunks = (k + 255) / 256;
-    const double abs = x_norm * w_norm * RM_MM_NORM_SLACK + (hb ? (double)fabs_f32(bf) : 0.0);
-    const double err = dot2_bound((size_t)(8 * chunks + 12 - RM_DOT2_LANES), res, abs);
-    // An exact zero needs its sign from the exact sum (tier 3).
-    return !(res == 0.0 && err == 0.0) && round_within_parts<O>(res, err, v);
+RM_SLOW_FN typename O::T decide_slow(double s, const typename In::T* xrow, uint32_t ty,
+                                     const uint8_t* wrow, uint64_t k, bool hb, float bf,
+                                     double x_norm, double w_norm, uint8_t x_signs,
+                                     uint8_t w_signs, double coeff, int32_t start_tier) {
+    return decide<In, O>(s, xrow, ty, wrow, k, hb, bf, x_norm, w_norm, x_signs, w_signs, coeff,
+                         start_tier);
 }
 
 // One lane's partial sums of column j's row `row` (the type dispatched once per column).
-// Out of line: one copy per x dtype, shared by the kernels of the three bias dtypes (the
-// module is JIT-compiled by the driver at first use: its size is start-up time). The wide
-// loads for the one-row decode only.
 template <class In>
-RM_SLOW_FN void lane_sums(uint32_t ty, const typename In::T* x, uint64_t k, uint32_t m,
-                     const uint8_t* row, uint32_t lane, bool wide, double* s) {
+RM_FN void lane_sums(uint32_t ty, const typename In::T* x, uint64_t k, uint32_t m,
+                     const uint8_t* row, uint32_t lane, double* s) {
     switch (ty) {
-#define RQ_LANE_CASE(id, B)                                                    \
-    case id:                                                                   \
-        if (wide && m == 1) {                                                  \
-            lane_quant<In, B, 1, true>(x, k, m, row, lane, s);                 \
-        } else {                                                               \
-            lane_quant<In, B, REPRO_QGEMV_MAX_ROWS, false>(x, k, m, row, lane, s); \
-        }                                                                      \
+#define RQ_LANE_CASE(id, B)                          \
+    case id:                                         \
+        lane_quant<In, B>(x, k, m, row, lane, s);    \
         return;
         RQ_FOR_EACH_QUANT_BLOCK(RQ_LANE_CASE)
 #undef RQ_LANE_CASE
@@ -570,15 +376,12 @@ __device__ void gemv(uint64_t m, uint64_t n, uint64_t k, uint32_t ty, const type
     const uint64_t row_bytes = k / len * bytes;
     const uint32_t lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const uint32_t mm = (uint32_t)m;
-    // Wide loads when the weight and x start at multiples of 16 bytes (device buffers do;
-    // a view of x at an odd offset takes the byte loads): uniform over the launch.
-    const bool wide = k % 32 == 0 && (((uintptr_t)w | (uintptr_t)x) & 15) == 0;
     // Every lane of a warp has the same j: the loop and the reduction are warp-uniform.
     for (uint64_t j = (uint64_t)blockIdx.x * REPRO_QGEMV_WARPS + warp; j < n;
          j += (uint64_t)gridDim.x * REPRO_QGEMV_WARPS) {
         const uint8_t* wrow = w + j * row_bytes;
         double s[REPRO_QGEMV_MAX_ROWS] = {0.0, 0.0, 0.0, 0.0};
-        lane_sums<In>(ty, x, k, mm, wrow, lane, wide, s);
+        lane_sums<In>(ty, x, k, mm, wrow, lane, s);
         // The fixed butterfly: offsets 16, 8, 4, 2, 1. Every lane ends with the same sums
         // (IEEE addition is commutative), lane 0's being
         // (((((s_0 + s_16) + (s_8 + s_24)) + ...: each partial through exactly 5 additions.
@@ -599,32 +402,25 @@ RQ_UNROLL
                 s[r] = v;
             }
         }
-        // Output (i, j) for each row i, warp-uniformly (every lane holds the same sums):
-        // tier 1's test (decide of the other kernel), then tier 2 over the warp, then the
-        // exact tier on lane i alone (rare: tier 2's bound is about 2^-90 of the row's norm
-        // product for k = 4096).
-        const bool hb = has_bias != 0;
-        const float bf = hb ? Bias::to_f32(bias[bias_base + j * bias_stride]) : 0.0f;
+        if (lane < mm) {
+            // Lane i decides output (i, j).
+            const uint64_t i = lane;
+            double sum = s[0];
 RQ_UNROLL
-        for (uint32_t r = 0; r < REPRO_QGEMV_MAX_ROWS; r++) {
-            if (r >= mm) break;
-            const typename In::T* xrow = x + (uint64_t)r * k;
-            typename In::T* o = out + (uint64_t)r * n + j;
-            typename O::T v;
-            int32_t state = k == 0 ? 2 : tier1_state<O>(s[r], hb, bf, x_norm[r], w_norm[j],
-                                                         x_signs[r], w_signs[j], k, coeff, &v);
-            if (state == 1 && start_tier <= 2 && k < RM_MM_FAST_MAX_K &&
-                warp_tier2<In, O>(ty, xrow, k, wrow, lane, hb, bf, x_norm[r], w_norm[j], &v)) {
-                state = 0;
+            for (uint32_t r = 1; r < REPRO_QGEMV_MAX_ROWS; r++) {
+                if (lane == r) sum = s[r];
             }
-            if (lane == r) {
-                if (state == 0) {
-                    *o = v;
-                } else {
-                    // Tier 3 (k = 0 included: the bias, or +0, as on the CPU).
-                    *o = slow_output<In, O>(xrow, ty, wrow, (size_t)k, hb, bf, x_norm[r],
-                                            w_norm[j], 3);
-                }
+            const typename In::T* xrow = x + i * k;
+            const bool hb = has_bias != 0;
+            const float bf = hb ? Bias::to_f32(bias[bias_base + j * bias_stride]) : 0.0f;
+            typename In::T* o = out + i * n + j;
+            if (k == 0) {
+                // Empty sums: the bias, or +0 (straight to the slow tiers, as on the CPU).
+                *o = slow_output<In, O>(xrow, ty, wrow, 0, hb, bf, x_norm[i], w_norm[j],
+                                        start_tier);
+            } else {
+                *o = decide_slow<In, O>(sum, xrow, ty, wrow, k, hb, bf, x_norm[i], w_norm[j],
+                                        x_signs[i], w_signs[j], coeff, start_tier);
             }
         }
     }

@@ -76,34 +76,6 @@ pub(crate) fn line_stats<D: Device + ?Sized>(
     Ok(LineStats { norm, signs })
 }
 
-/// The stats of `lines` contiguous rows of `len` elements starting at element `offset` of
-/// `s` (`repro_matmul_row_stats_*`: one warp per row, for a few long rows such as the
-/// decode product's x; the norm is a bound, so its order changes no output bit).
-pub(crate) fn row_stats<D: Device + ?Sized>(
-    dev: &D,
-    s: &D::Buffer,
-    offset: usize,
-    lines: u64,
-    len: u64,
-) -> Result<LineStats<D::Buffer>> {
-    let mut norm = dev.alloc(DType::F64, lines.max(1) as usize)?;
-    let mut signs = dev.alloc(DType::U8, lines.max(1) as usize)?;
-    if lines > 0 {
-        let dtype = dev.dtype(s);
-        let name = format!("repro_matmul_row_stats_{}", suffix(dtype)?);
-        let blocks = grid_stride_blocks(lines * 32, BLOCK, MAX_BLOCKS);
-        let plan = LaunchPlan::new(Module::Matmul, name, blocks, BLOCK)
-            .arg(KernelArg::U64(lines))
-            .arg(KernelArg::U64(len))
-            .buf(0, dtype, offset, (lines * len) as usize)
-            .buf(1, DType::F64, 0, lines as usize)
-            .buf(2, DType::U8, 0, lines as usize);
-        let slots = &mut [Slot::In(s), Slot::Out(&mut norm), Slot::Out(&mut signs)];
-        dev.launch(&plan, slots)?;
-    }
-    Ok(LineStats { norm, signs })
-}
-
 /// The product a b (+ bias) into dtype `out` (see `super`'s header), a new contiguous
 /// buffer and its shape; `start_tier` as `CpuConfig::start_tier` (tests). The operands'
 /// shapes as [`crate::matmul()`] admits them (the bias a vector of n values of `out`).

@@ -1,17 +1,14 @@
 //! The device half of the quantized product: launch plans of
 //! `kernels/quantized/quantized.cu` (PTX built by `build.rs`), with the same definition and
 //! the same decisions as `cpu.rs` (run whole on the emulated device by
-//! `tests/emulated_device.rs`, every block type against the CPU op). The matmul's row
-//! stats kernel computes x's row norms and sign classes (one warp per row: the norm is a
-//! bound, so its summation order changes no bit), then one of two product kernels sums
+//! `tests/emulated_device.rs`, every block type against the CPU op). The matmul's stats
+//! kernel computes x's row norms and sign classes, then one of two product kernels sums
 //! each output in f64 over the weight row's exact values (`kernels/quantized/blocks.cuh`,
 //! the mirror of `blocks.rs`) and decides it with the CPU's tiers:
 //!
 //! * decode, m <= [`GEMV_MAX_ROWS`] rows of x: `repro_qgemv_*`, one warp per output column
 //!   for all m rows at once (the weight row read and decoded once, 8 weights per lane per
-//!   chunk of 256, decoded in registers from 8-byte code loads, a fixed shuffle
-//!   reduction); an output tier 1 leaves undecided goes through tier 2 split over the warp
-//!   (its own order and bound, in the kernel's header), then the exact tier on one lane;
+//!   chunk of 256, per-element decoding in registers, a fixed shuffle reduction);
 //! * otherwise `repro_qmatmul_*`, one thread per output (the weight row decoded block by
 //!   block).
 //!
@@ -194,9 +191,9 @@ pub fn qmatmul<D: Device + ?Sized>(
     if total == 0 {
         return Ok((out, Shape::from(out_dims)));
     }
+    let bases = dev.upload_u64(&[xl.start_offset() as u64])?;
     let (m64, k64) = (m as u64, k as u64);
-    // x's rows are contiguous: their stats one warp per row, nothing uploaded.
-    let rows = crate::matmul::cuda::row_stats(dev, xb, xl.start_offset(), m64, k64)?;
+    let rows = crate::matmul::cuda::line_stats(dev, xb, &bases, m64, m64, k64, k64, 1)?;
     let coeff = super::cpu::tier1_coeff(k, bias.is_some(), start_tier.is_none());
     let (bias_base, bias_stride) = match bias {
         Some((_, l)) => (l.start_offset() as u64, l.stride()[0] as u64),
