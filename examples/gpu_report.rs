@@ -158,16 +158,27 @@ fn ops(gpu: &Device) {
     for dt in [DType::F32, DType::BF16] {
         let (a, b) = (a.to_dtype(dt).unwrap(), b.to_dtype(dt).unwrap());
         let ours = time(gpu, 3, 1, || candle_repro::matmul(&a, &b).unwrap());
+        // The integer tier (int8 tensor cores): its bits checked against the default's.
+        let int_cfg = candle_repro::matmul::CpuConfig {
+            int_tier: Some(true),
+            ..Default::default()
+        };
+        let int8 = || candle_repro::matmul::matmul_with_config(&a, &b, None, None, int_cfg);
+        let same = bits(&int8().unwrap()) == bits(&candle_repro::matmul(&a, &b).unwrap());
+        let ours_int8 = time(gpu, 3, 1, || int8().unwrap());
         let stock = time(gpu, 3, 5, || a.matmul(&b).unwrap());
         let tf = |s: f64| 2.0 * (m * k * nn) as f64 / s / 1e12;
         println!(
-            "{:<5} ours {:.2} ms ({:.1} TFLOP/s), stock {:.3} ms ({:.1} TFLOP/s), ours/stock speed {:.3}",
+            "{:<5} ours {:.2} ms ({:.1} TFLOP/s), int8 tier {:.2} ms ({:.1} TFLOP/s, same bits: {same}), stock {:.3} ms ({:.1} TFLOP/s), ours/stock speed {:.3}, int8/stock {:.3}",
             format!("{dt:?}").to_lowercase(),
             ours * 1e3,
             tf(ours),
+            ours_int8 * 1e3,
+            tf(ours_int8),
             stock * 1e3,
             tf(stock),
-            stock / ours
+            stock / ours,
+            stock / ours_int8
         );
     }
     println!();

@@ -1365,6 +1365,12 @@ fn rope_fused_matches_the_cpu_at_any_position() {
     println!("{outputs} fused rotations: device == CPU");
 }
 
+/// The device's two tier-1 kernels: the f64 tiles and the integer tier (int8 slices).
+const TIER1: [candle_repro::matmul::cuda::Tier1; 2] = [
+    candle_repro::matmul::cuda::Tier1::F64Tiles,
+    candle_repro::matmul::cuda::Tier1::Int8Slices,
+];
+
 /// The matmul (stats and product kernels): several 64 x 64 tiles with tails, a batch,
 /// transposed and narrowed operands read in place, every input dtype (f8e4m3 included),
 /// other output dtypes, a fused bias, and each tier forced, against the CPU op.
@@ -1407,18 +1413,23 @@ fn matmul_matches_the_cpu() {
                     matmul_with_config(&a, &b, with_bias.then_some(&bias), Some(out), cfg).unwrap();
                 let ((ab, al), (bb, bl), (cb, cl)) = (upload(&a), upload(&b), upload(&bias));
                 let bias_arg = with_bias.then_some((&cb, &cl));
-                let (got, shape) = candle_repro::matmul::cuda::matmul(
-                    &Emu,
-                    (&ab, &al),
-                    (&bb, &bl),
-                    bias_arg,
-                    out,
-                    start_tier,
-                )
-                .unwrap();
-                let what =
-                    format!("matmul {in_dtype:?}->{out:?} tier={start_tier:?} bias={with_bias}");
-                same_bits(&what, &download(&got, shape), &want);
+                for tier1 in TIER1 {
+                    let (got, shape) = candle_repro::matmul::cuda::matmul_tier1(
+                        &Emu,
+                        (&ab, &al),
+                        (&bb, &bl),
+                        bias_arg,
+                        out,
+                        start_tier,
+                        tier1,
+                    )
+                    .unwrap();
+                    let what = format!(
+                        "matmul {in_dtype:?}->{out:?} tier={start_tier:?} bias={with_bias} \
+                         {tier1:?}"
+                    );
+                    same_bits(&what, &download(&got, shape), &want);
+                }
             }
         }
     }
@@ -1463,21 +1474,24 @@ fn matmul_matches_the_cpu_on_hard_inputs() {
             let ((ab, al), (bb, bl)) = (upload(&a), upload(&b));
             let cu = c.as_ref().map(upload);
             let bias = cu.as_ref().map(|(cb, cl)| (cb, cl));
-            let (got, shape) = candle_repro::matmul::cuda::matmul(
-                &Emu,
-                (&ab, &al),
-                (&bb, &bl),
-                bias,
-                out,
-                start_tier,
-            )
-            .unwrap();
-            let what = format!(
-                "matmul {dt:?}->{out:?} {m}x{k}x{n} tier={start_tier:?} bias={}",
-                cv.is_some()
-            );
-            same_bits(&what, &download(&got, shape), &want);
-            outputs += m * n;
+            for tier1 in TIER1 {
+                let (got, shape) = candle_repro::matmul::cuda::matmul_tier1(
+                    &Emu,
+                    (&ab, &al),
+                    (&bb, &bl),
+                    bias,
+                    out,
+                    start_tier,
+                    tier1,
+                )
+                .unwrap();
+                let what = format!(
+                    "matmul {dt:?}->{out:?} {m}x{k}x{n} tier={start_tier:?} bias={} {tier1:?}",
+                    cv.is_some()
+                );
+                same_bits(&what, &download(&got, shape), &want);
+                outputs += m * n;
+            }
         }
     };
     for (dt, out, lo, hi) in [
@@ -1521,7 +1535,185 @@ fn matmul_matches_the_cpu_on_hard_inputs() {
         }
         check(dt, out, (m, k, n), &av, &bv, None);
     }
-    println!("{outputs} matmul outputs (3 starting tiers): device == CPU");
+    println!("{outputs} matmul outputs (3 starting tiers, 2 tier-1 kernels): device == CPU");
+}
+
+/// The integer tier's hardest inputs (`kernels/matmul/ozaki.cuh`), every input dtype,
+/// against the CPU: tails (elements below a block's slice window) whose products carry the
+/// exact sum across an output midpoint while the covered part sits on the other side, on
+/// the A side and the B side, upward and downward (the tier must refuse these: its tail
+/// bound is tight here, Cauchy-Schwarz within 3%, so a halved or missing tail term decides
+/// the wrong neighbour); elements exactly at the window's edge and just below it; the
+/// largest significands in every element (the largest s32 sums the tier forms), with equal
+/// and alternating signs; subnormals; values near the format's overflow; a NaN and an
+/// infinity; all-equal rows; two k-blocks with exponents 2^40 apart.
+#[test]
+fn matmul_int8_tier_on_its_hardest_inputs() {
+    use candle_repro::matmul::cuda::{Tier1, matmul_tier1};
+    use candle_repro::matmul::{CpuConfig, matmul_with_config};
+    let mut rng = Lcg(27);
+    let mut outputs = 0;
+    // (dtype, precision p, slice fraction bits F, the crossing lines' head exponent,
+    // smallest subnormal exponent, largest finite)
+    for (dt, p, f, hexp, sub, max) in [
+        (DType::F32, 24, 42, 0, -149, f32::MAX as f64),
+        (DType::BF16, 8, 28, 0, -133, 3.3895313892515355e38),
+        (DType::F16, 11, 28, 15, -24, 65504.0),
+    ] {
+        let k = 128;
+        let line = |head: f64, body: &[(usize, f64)]| {
+            let mut v = vec![0.0; k];
+            v[0] = head;
+            for &(q, x) in body {
+                v[q] = x;
+            }
+            v
+        };
+        let run =
+            |count: usize, x: f64| -> Vec<(usize, f64)> { (1..=count).map(|q| (q, x)).collect() };
+        // Behind a head h = 2^hexp (block exponent E = hexp + 1), a tail element 2^(hexp-F)
+        // (Y = 0) times 2^(F-p-5): 33 of them add h 2^-p (33/32), past the midpoint above
+        // h; 17 subtract h 2^-(p+1) (17/16), past the one below. Output (0, 1) carries A's
+        // tails up, (1, 0) B's; (2, 1), (1, 2), (0, 3), (3, 0) go down.
+        let h = 2f64.powi(hexp);
+        let tail = 2f64.powi(hexp - f);
+        let big = 2f64.powi(f - p - 5);
+        let edge = 2f64.powi(hexp + p - f);
+        let top = 2.0 - 2f64.powi(1 - p);
+        let mut lines: Vec<Vec<f64>> = vec![
+            line(h, &run(33, tail)),
+            line(1.0, &run(33, big)),
+            line(h, &run(17, -tail)),
+            line(1.0, &run(17, -big)),
+            // At the window's edge (covered) and one below (a one-bit tail).
+            line(
+                h,
+                &[
+                    (1, edge * (1.0 + 2f64.powi(1 - p))),
+                    (2, edge * (1.0 - 2f64.powi(-p))),
+                ],
+            ),
+            // The largest significands, equal and alternating signs.
+            vec![top; k],
+            (0..k)
+                .map(|q| if q % 2 == 0 { top } else { -top })
+                .collect(),
+            // Subnormals and values near overflow.
+            (0..k)
+                .map(|q| (1 + (q % 7)) as f64 * 2f64.powi(sub))
+                .collect(),
+            (0..k)
+                .map(|q| if q % 3 == 0 { max } else { -max / 3.0 })
+                .collect(),
+            // A NaN, an infinity.
+            line(1.0, &[(5, f64::NAN)]),
+            line(2.0, &[(70, f64::INFINITY)]),
+            // All equal; two blocks 2^40 apart (f16: 2^20).
+            vec![1.0 / 3.0; k],
+            (0..k)
+                .map(|q| {
+                    let e = if dt == DType::F16 { 10 } else { 20 };
+                    rng.sign() * (1.0 + rng.unit()) * 2f64.powi(if q < 64 { e } else { -e })
+                })
+                .collect(),
+        ];
+        for _ in 0..3 {
+            lines.push((0..k).map(|_| rng.sign() * (1.0 + rng.unit())).collect());
+        }
+        let conv = |v: Vec<f64>, shape: (usize, usize)| {
+            Tensor::from_vec(v, shape, &Cpu::Cpu)
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap()
+        };
+        let n = lines.len();
+        let a = conv(lines.concat(), (n, k));
+        // B's columns are the same lines: b = a^T, read through its strides.
+        let b = a.t().unwrap();
+        let bias = conv(lines.iter().map(|l| l[0] / 4.0).collect(), (1, n))
+            .squeeze(0)
+            .unwrap();
+        for with_bias in [false, true] {
+            let c = with_bias.then_some(&bias);
+            let want = matmul_with_config(&a, &b, c, None, CpuConfig::default()).unwrap();
+            let ((ab, al), (bb, bl), (cb, cl)) = (upload(&a), upload(&b), upload(&bias));
+            let (got, shape) = matmul_tier1(
+                &Emu,
+                (&ab, &al),
+                (&bb, &bl),
+                with_bias.then_some((&cb, &cl)),
+                dt,
+                None,
+                Tier1::Int8Slices,
+            )
+            .unwrap();
+            let what = format!("int8 tier {dt:?} {n}x{k}x{n} bias={with_bias}");
+            same_bits(&what, &download(&got, shape), &want);
+            outputs += n * n;
+        }
+    }
+    println!("{outputs} integer-tier outputs on hard inputs: device == CPU");
+}
+
+/// What each tier-1 kernel decides alone (`start_tier = Some(0)`: the outputs it leaves are
+/// NaN) on finite random products, (48, 576) x (576, 40), plain and with one element in 50
+/// a hundred times larger (activation outliers, a wide spread in a block): every output it
+/// decides has the CPU's bits, and the integer tier decides at least 99% of them (its
+/// bound is not so loose that everything falls to tier 2, which would hide a wrong tier).
+#[test]
+fn matmul_int8_tier_decides_typical_outputs() {
+    use candle_repro::matmul::cuda::matmul_tier1;
+    let (m, k, n) = (48, 576, 40);
+    let mut rng = Lcg(28);
+    for outliers in [false, true] {
+        let mut draw = |len: usize| -> Vec<f64> {
+            (0..len)
+                .map(|_| {
+                    let x = rng.sign() * rng.unit() * 2.0;
+                    if outliers && rng.below(50) == 0 {
+                        100.0 * x
+                    } else {
+                        x
+                    }
+                })
+                .collect()
+        };
+        let (av, bv) = (draw(m * k), draw(k * n));
+        for dt in [DType::F32, DType::BF16, DType::F16] {
+            let a = Tensor::from_vec(av.clone(), (m, k), &Cpu::Cpu)
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap();
+            let b = Tensor::from_vec(bv.clone(), (k, n), &Cpu::Cpu)
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap();
+            let want = bits(&candle_repro::matmul(&a, &b).unwrap());
+            let ((ab, al), (bb, bl)) = (upload(&a), upload(&b));
+            let mut line = format!("{dt:?} outliers={outliers}:");
+            for tier1 in TIER1 {
+                let (got, shape) =
+                    matmul_tier1(&Emu, (&ab, &al), (&bb, &bl), None, dt, Some(0), tier1).unwrap();
+                let got = download(&got, shape);
+                let got_bits = bits(&got);
+                let vals = got.to_dtype(DType::F32).unwrap().flatten_all().unwrap();
+                let vals = vals.to_vec1::<f32>().unwrap();
+                let mut decided = 0;
+                for (q, v) in vals.iter().enumerate() {
+                    if !v.is_nan() {
+                        assert_eq!(got_bits[q], want[q], "{dt:?} {tier1:?} output {q}");
+                        decided += 1;
+                    }
+                }
+                let frac = decided as f64 / (m * n) as f64;
+                line += &format!(" {tier1:?} decides {:.2}%", 100.0 * frac);
+                if tier1 == candle_repro::matmul::cuda::Tier1::Int8Slices {
+                    assert!(frac >= 0.99, "{line}");
+                }
+            }
+            println!("{line}");
+        }
+    }
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! The matmul on CUDA gives the CPU's bits: >= 10^7 outputs per dtype (f32, bf16, f16, and
 //! f8e4m3 into f32 and bf16), weights transposed and not, batched and broadcast operands,
 //! a fused bias, adversarial entries (spread exponents, cancellations, specials), each
-//! tier forced alone; `nn::Linear` and the f8e4m3 cast too. Without the `cuda` feature or
+//! tier forced alone, through both tier-1 kernels (f64 tiles and the int8 integer tier);
+//! `nn::Linear` and the f8e4m3 cast too. Without the `cuda` feature or
 //! a device the tests print "skipped: no CUDA device" and pass.
 //!
 //! `cargo test --release --features cuda --test matmul_cuda -- --nocapture`
@@ -75,18 +76,26 @@ fn cuda_bits_equal_cpu_bits() {
                     matmul_with_config(&a, &b, c_bias, Some(out), CpuConfig::default()).unwrap();
                 let (ga, gb) = (a.to_device(&gpu).unwrap(), b.to_device(&gpu).unwrap());
                 let gbias = bias.to_device(&gpu).unwrap();
-                let dev = matmul_with_config(
-                    &ga,
-                    &gb,
-                    with_bias.then_some(&gbias),
-                    Some(out),
-                    CpuConfig::default(),
-                )
-                .unwrap();
-                assert!(
-                    bits(&cpu) == bits(&dev),
-                    "{dt:?}->{out:?} {ash:?} x {bsh:?} bias {with_bias}"
-                );
+                // Both tier-1 kernels: the f64 tiles and the integer tier (f8e4m3 inputs
+                // always take the f64 tiles).
+                let kernels: &[bool] = if dt == DType::F8E4M3 {
+                    &[false]
+                } else {
+                    &[false, true]
+                };
+                for &int_tier in kernels {
+                    let cfg = CpuConfig {
+                        int_tier: Some(int_tier),
+                        ..CpuConfig::default()
+                    };
+                    let dev =
+                        matmul_with_config(&ga, &gb, with_bias.then_some(&gbias), Some(out), cfg)
+                            .unwrap();
+                    assert!(
+                        bits(&cpu) == bits(&dev),
+                        "{dt:?}->{out:?} {ash:?} x {bsh:?} bias {with_bias} int tier {int_tier}"
+                    );
+                }
                 total += cpu.elem_count();
             }
         }

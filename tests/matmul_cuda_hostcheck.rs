@@ -70,3 +70,88 @@ fn f8e4m3_conversions_match_bit_for_bit() {
     }
     println!("f8e4m3: 256 widenings, {count} narrowings x 2 overflow rules, 0 differences");
 }
+
+/// The integer tier's slicing (`oz_slice_line` of `kernels/matmul/ozaki.cuh`) against its
+/// definition computed here independently: each block's E with 2^(E-1) <= max |x| < 2^E,
+/// Y = trunc(x 2^(F-E)) written in S base-2^7 digits of |Y| with Y's sign on every digit,
+/// the block's level count L (no nonzero digit at levels >= L, one at L - 1), the tail
+/// tau = x - Y 2^(E-F) (|tau| < 2^(E-F)), zeros past the line and for NaN and infinities,
+/// and the tail norm (NaN when the line has a non-finite element). Lines of spread
+/// exponents, subnormals, the largest finite values and specials, S = 4 and 6.
+#[test]
+fn integer_tier_slices_follow_their_definition() {
+    let mut rng = Lcg(27);
+    let mut elements = 0;
+    for case in 0..3000 {
+        let n = 1 + rng.below(200) as usize;
+        let specials = case % 5 == 0;
+        let (lo, hi) = match case % 3 {
+            0 => (-149, 127),
+            1 => (-10, 10),
+            _ => (-2, 0),
+        };
+        let x: Vec<f32> = (0..n).map(|_| rng.value(specials, lo, hi) as f32).collect();
+        for s in [4usize, 6] {
+            let f = 7 * s as i32;
+            let (digits, exps, tail) = dev::oz_slice_line(s, &x);
+            let finite = x.iter().all(|v| v.is_finite());
+            let mut sq = 0.0f64;
+            for (b, &packed) in exps.iter().enumerate() {
+                let (e, levels) = (packed.div_euclid(8), packed.rem_euclid(8) as usize);
+                let mut used = 0;
+                let block: Vec<f64> = (0..64)
+                    .map(|q| {
+                        let v = x.get(b * 64 + q).copied().unwrap_or(0.0);
+                        if v.is_finite() { v as f64 } else { 0.0 }
+                    })
+                    .collect();
+                let m = block.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+                if m > 0.0 {
+                    assert!(
+                        2f64.powi(e - 1) <= m && m < 2f64.powi(e),
+                        "block exponent {e} for max {m}"
+                    );
+                }
+                for (q, &v) in block.iter().enumerate() {
+                    let y = if m > 0.0 {
+                        (v * 2f64.powi(f - e)).trunc()
+                    } else {
+                        0.0
+                    };
+                    let tau = if m > 0.0 { v - y * 2f64.powi(e - f) } else { v };
+                    assert!(tau.abs() < 2f64.powi(e - f) || m == 0.0);
+                    sq += tau * tau;
+                    let mut mag = 0i64;
+                    for d in 0..s {
+                        let digit = digits[(b * s + d) * 64 + q] as i64;
+                        assert!(digit.abs() <= 127);
+                        assert!(
+                            digit == 0 || (digit < 0) == (y < 0.0),
+                            "digit sign, element {v} block {b}"
+                        );
+                        mag = mag * 128 + digit.abs();
+                        if digit != 0 {
+                            used = used.max(d + 1);
+                        }
+                    }
+                    assert_eq!(mag as f64, y.abs(), "digits of {v} (E {e}, S {s})");
+                    elements += 1;
+                }
+                assert_eq!(levels, used, "level count of block {b}");
+            }
+            if finite {
+                let want = sq.sqrt();
+                assert!(
+                    (tail - want).abs() <= want * 1e-12,
+                    "tail norm {tail} against {want}"
+                );
+            } else {
+                assert!(
+                    tail.is_nan(),
+                    "a line with a non-finite element has a NaN tail"
+                );
+            }
+        }
+    }
+    println!("{elements} sliced elements follow the definition");
+}

@@ -130,7 +130,10 @@ pub struct CpuConfig {
     /// before the f64 tier 1: `None` where it is measured faster than the f64 tier (the
     /// AVX-512 VNNI kernel; on the AVX2 kernel it took 1.1-1.3x the f64 tier's time, the
     /// scalar one more), `Some(true)` on any path, `Some(false)` the f64 tier alone. For
-    /// tests and benchmarks: no output changes with it.
+    /// tests and benchmarks: no output changes with it. On a CUDA device it picks the
+    /// matmul's tier-1 kernel: `Some(true)` the integer tier on the int8 tensor cores
+    /// (`kernels/matmul/ozaki.cuh`), `Some(false)` or `None` the f64 tiles (the default
+    /// until the integer tier is measured on a GPU).
     pub int_tier: Option<bool>,
     /// Whether the integer tier also runs on the 32-weight block types (Q4_0, Q4_1, Q5_0,
     /// Q5_1, Q8_0, Q8_1): off by default, where it is slower than the f64 tier today

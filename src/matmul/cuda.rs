@@ -16,6 +16,8 @@ use candle_core::{DType, Error, Layout, Result, Shape};
 /// Threads per block (`REPRO_MM_BLOCK`) and outputs per block side (`REPRO_MM_TILE`).
 const BLOCK: u32 = 256;
 const TILE: u64 = 64;
+/// Warps per block of the integer tier's product kernel (`REPRO_MM_OZ_WARPS`).
+const OZ_WARPS: u32 = 4;
 /// Blocks at most (more work is taken by the grid-stride loops; no effect on the bits).
 const MAX_BLOCKS: u64 = 65_535;
 
@@ -76,8 +78,93 @@ pub(crate) fn line_stats<D: Device + ?Sized>(
     Ok(LineStats { norm, signs })
 }
 
+/// The kernel that forms each output's first sum. Which one runs changes no bit: both give
+/// the correctly rounded value or hand the output to tiers 2 and 3.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tier1 {
+    /// f64 sums in shared-memory tiles (`repro_matmul_<in>_<out>`), every input dtype.
+    #[default]
+    F64Tiles,
+    /// The integer tier on the int8 tensor cores (`kernels/matmul/ozaki.cuh`, sm_80+) for
+    /// f32, bf16 and f16 inputs; f8e4m3 inputs keep the f64 tiles, where their sums are
+    /// exact.
+    Int8Slices,
+}
+
+/// The integer tier's k-block (`RM_OZ_KB`) and slices per input dtype (`OzSlices`).
+const OZ_KB: u64 = 64;
+fn oz_slices(d: DType) -> u64 {
+    if d == DType::F32 { 6 } else { 4 }
+}
+
+/// The integer tier's coefficient c = N 2^-53 (1 + 2^-20), N = nb (2S - 1) (+ 1 with a
+/// bias), nb = ceil(k / 64), S slices (`kernels/matmul/ozaki.cuh`'s header); NaN with tier
+/// 1 off or k >= 2^26, as `cpu::tier1_coeff`.
+pub(crate) fn ozaki_coeff(k: usize, has_bias: bool, slices: u64, tier1_on: bool) -> f64 {
+    if !tier1_on || k >= super::cpu::FAST_MAX_K {
+        f64::NAN
+    } else {
+        let nb = (k as u64).div_ceil(OZ_KB);
+        (nb * (2 * slices - 1) + has_bias as u64) as f64 * super::cpu::GAMMA_UNIT
+    }
+}
+
+/// The integer tier's slices (U8), block exponents (U32, read as int32) and tail norms
+/// (F64) of `lines` lines, read as [`line_stats`] reads them.
+struct Slices<B> {
+    bytes: B,
+    exps: B,
+    tail: B,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn slices<D: Device + ?Sized>(
+    dev: &D,
+    s: &D::Buffer,
+    bases: &D::Buffer,
+    per_batch: u64,
+    lines: u64,
+    len: u64,
+    line_stride: u64,
+    elem_stride: u64,
+) -> Result<Slices<D::Buffer>> {
+    let dtype = dev.dtype(s);
+    let nb = len.div_ceil(OZ_KB);
+    let count = (lines * nb * oz_slices(dtype) * OZ_KB) as usize;
+    let mut bytes = dev.alloc(DType::U8, count.max(1))?;
+    let mut exps = dev.alloc(DType::U32, ((lines * nb) as usize).max(1))?;
+    let mut tail = dev.alloc(DType::F64, (lines as usize).max(1))?;
+    if lines > 0 {
+        let name = format!("repro_matmul_slices_{}", suffix(dtype)?);
+        let blocks = grid_stride_blocks(lines, BLOCK, MAX_BLOCKS);
+        let plan = LaunchPlan::new(Module::Matmul, name, blocks, BLOCK)
+            .arg(KernelArg::U64(lines))
+            .arg(KernelArg::U64(len))
+            .buf(0, dtype, 0, dev.len(s))
+            .buf(1, DType::I64, 0, dev.len(bases))
+            .arg(KernelArg::U64(per_batch))
+            .arg(KernelArg::U64(line_stride))
+            .arg(KernelArg::U64(elem_stride))
+            .arg(KernelArg::U64(nb))
+            .buf(2, DType::U8, 0, count)
+            .buf(3, DType::U32, 0, (lines * nb) as usize)
+            .buf(4, DType::F64, 0, lines as usize);
+        let slots = &mut [
+            Slot::In(s),
+            Slot::In(bases),
+            Slot::Out(&mut bytes),
+            Slot::Out(&mut exps),
+            Slot::Out(&mut tail),
+        ];
+        dev.launch(&plan, slots)?;
+    }
+    Ok(Slices { bytes, exps, tail })
+}
+
 /// The product a b (+ bias) into dtype `out` (see `super`'s header), a new contiguous
-/// buffer and its shape; `start_tier` as `CpuConfig::start_tier` (tests). The operands'
+/// buffer and its shape; `start_tier` as `CpuConfig::start_tier` (tests; here also
+/// `Some(0)`: tier 1 alone, the outputs it cannot decide written as NaN). The operands'
 /// shapes as [`crate::matmul()`] admits them (the bias a vector of n values of `out`).
 pub fn matmul<D: Device + ?Sized>(
     dev: &D,
@@ -86,6 +173,21 @@ pub fn matmul<D: Device + ?Sized>(
     bias: Option<(&D::Buffer, &Layout)>,
     out: DType,
     start_tier: Option<u8>,
+) -> Result<(D::Buffer, Shape)> {
+    matmul_tier1(dev, a, b, bias, out, start_tier, Tier1::default())
+}
+
+/// [`matmul`] with tier 1 from the given kernel (tests and benchmarks: no output changes
+/// with it).
+#[doc(hidden)]
+pub fn matmul_tier1<D: Device + ?Sized>(
+    dev: &D,
+    a: (&D::Buffer, &Layout),
+    b: (&D::Buffer, &Layout),
+    bias: Option<(&D::Buffer, &Layout)>,
+    out: DType,
+    start_tier: Option<u8>,
+    tier1: Tier1,
 ) -> Result<(D::Buffer, Shape)> {
     let (shape, m, k, n) = product_shape(a.1.shape(), b.1.shape(), "matmul")?;
     let (m, k, n) = (m as u64, k as u64, n as u64);
@@ -114,37 +216,59 @@ pub fn matmul<D: Device + ?Sized>(
     let rows = line_stats(dev, a.0, &a_bases, m, batch * m, k, a_rs, a_cs)?;
     let cols = line_stats(dev, b.0, &b_bases, n, batch * n, k, b_cs, b_rs)?;
     let exact_sums = in_dtype == DType::F8E4M3 && k as usize <= super::cpu::F8_EXACT_MAX_K;
-    let coeff =
-        super::cpu::tier1_coeff(k as usize, bias.is_some(), exact_sums, start_tier.is_none());
+    let int8 = tier1 == Tier1::Int8Slices && in_dtype != DType::F8E4M3;
+    // Some(0): tier 1 alone, its undecided outputs NaN (tests count what it decides).
+    let tier1_on = start_tier.is_none_or(|t| t == 0);
+    let coeff = if int8 {
+        ozaki_coeff(k as usize, bias.is_some(), oz_slices(in_dtype), tier1_on)
+    } else {
+        super::cpu::tier1_coeff(k as usize, bias.is_some(), exact_sums, tier1_on)
+    };
+    // The integer tier's slices of A's rows and B's columns.
+    let sliced = if int8 {
+        Some((
+            slices(dev, a.0, &a_bases, m, batch * m, k, a_rs, a_cs)?,
+            slices(dev, b.0, &b_bases, n, batch * n, k, b_cs, b_rs)?,
+        ))
+    } else {
+        None
+    };
     let start_tier = start_tier.unwrap_or(1) as i32;
     let (bias_base, bias_stride, has_bias) = match bias {
         Some((_, l)) => (l.start_offset() as u64, l.stride()[0] as u64, 1i32),
         None => (0u64, 0u64, 0i32),
     };
-    let tiles = batch * m.div_ceil(TILE) * n.div_ceil(TILE);
-    // Slots: 0 A, 1 its bases, 2 B, 3 its bases, 4..=7 the stats, 8 the output, 9 the bias.
-    let plan = LaunchPlan::new(
-        Module::Matmul,
-        name,
-        grid_stride_blocks(tiles, 1, MAX_BLOCKS),
-        BLOCK,
-    )
-    .arg(KernelArg::U64(batch))
-    .arg(KernelArg::U64(m))
-    .arg(KernelArg::U64(n))
-    .arg(KernelArg::U64(k))
-    .buf(0, in_dtype, 0, dev.len(a.0))
-    .buf(1, DType::I64, 0, batch as usize)
-    .arg(KernelArg::U64(a_rs))
-    .arg(KernelArg::U64(a_cs))
-    .buf(2, in_dtype, 0, dev.len(b.0))
-    .buf(3, DType::I64, 0, batch as usize)
-    .arg(KernelArg::U64(b_rs))
-    .arg(KernelArg::U64(b_cs));
-    // Without a bias the kernel never reads it: the column signs' pointer stands in.
+    // Slots: 0 A, 1 its bases, 2 B, 3 its bases, 4..=7 the stats, 8 the output, 9 the bias,
+    // 10..=15 the slices.
+    let (name, grid, threads) = if int8 {
+        let tiles = batch * m.div_ceil(16) * n.div_ceil(8);
+        let name = format!("repro_matmul_ozaki_{}_{}", suffix(in_dtype)?, suffix(out)?);
+        (
+            name,
+            grid_stride_blocks(tiles, OZ_WARPS, MAX_BLOCKS),
+            32 * OZ_WARPS,
+        )
+    } else {
+        let tiles = batch * m.div_ceil(TILE) * n.div_ceil(TILE);
+        (name, grid_stride_blocks(tiles, 1, MAX_BLOCKS), BLOCK)
+    };
+    let plan = LaunchPlan::new(Module::Matmul, name, grid, threads)
+        .arg(KernelArg::U64(batch))
+        .arg(KernelArg::U64(m))
+        .arg(KernelArg::U64(n))
+        .arg(KernelArg::U64(k))
+        .buf(0, in_dtype, 0, dev.len(a.0))
+        .buf(1, DType::I64, 0, batch as usize)
+        .arg(KernelArg::U64(a_rs))
+        .arg(KernelArg::U64(a_cs))
+        .buf(2, in_dtype, 0, dev.len(b.0))
+        .buf(3, DType::I64, 0, batch as usize)
+        .arg(KernelArg::U64(b_rs))
+        .arg(KernelArg::U64(b_cs));
+    // Without a bias the kernel never reads it: the column signs stand in (slot 9).
     let plan = match bias {
         Some((s, _)) => plan.buf(9, out, 0, dev.len(s)),
-        None => plan.buf(7, DType::U8, 0, 0),
+        None => plan.buf(9, DType::U8, 0, 0),
     };
     let plan = plan
         .arg(KernelArg::U64(bias_base))
@@ -155,8 +279,18 @@ pub fn matmul<D: Device + ?Sized>(
         .buf(4, DType::F64, 0, (batch * m) as usize)
         .buf(5, DType::U8, 0, (batch * m) as usize)
         .buf(6, DType::F64, 0, (batch * n) as usize)
-        .buf(7, DType::U8, 0, (batch * n) as usize)
-        .buf(8, out, 0, total);
+        .buf(7, DType::U8, 0, (batch * n) as usize);
+    let plan = match &sliced {
+        Some((sa, sb)) => plan
+            .buf(10, DType::U8, 0, dev.len(&sa.bytes))
+            .buf(11, DType::U32, 0, dev.len(&sa.exps))
+            .buf(12, DType::F64, 0, dev.len(&sa.tail))
+            .buf(13, DType::U8, 0, dev.len(&sb.bytes))
+            .buf(14, DType::U32, 0, dev.len(&sb.exps))
+            .buf(15, DType::F64, 0, dev.len(&sb.tail)),
+        None => plan,
+    };
+    let plan = plan.buf(8, out, 0, total);
     let mut slots = vec![
         Slot::In(a.0),
         Slot::In(&a_bases),
@@ -168,8 +302,12 @@ pub fn matmul<D: Device + ?Sized>(
         Slot::In(&cols.signs),
         Slot::Out(&mut out_buf),
     ];
-    if let Some((s, _)) = bias {
-        slots.push(Slot::In(s));
+    // Slot 9: the bias, or (unread) the column signs in its place.
+    slots.push(Slot::In(bias.map_or(&cols.signs, |(s, _)| s)));
+    if let Some((sa, sb)) = &sliced {
+        for s in [&sa.bytes, &sa.exps, &sa.tail, &sb.bytes, &sb.exps, &sb.tail] {
+            slots.push(Slot::In(s));
+        }
     }
     dev.launch(&plan, &mut slots)?;
     Ok((out_buf, shape))

@@ -86,7 +86,12 @@
 //! output, and everything that influences that (vector width, k-blocking, thread count,
 //! the GEMV/GEMM choice, the device), is invisible in the output. The CUDA half
 //! (`cuda.rs`, `kernels/matmul/matmul.cu`) reaches the same values the same way, with the second
-//! and third tiers in headers that compile as host C++ (`kernels/matmul/*.cuh`).
+//! and third tiers in headers that compile as host C++ (`kernels/matmul/*.cuh`). Its tier 1
+//! is the f64 tiles by default; `cuda::Tier1::Int8Slices` (`CpuConfig::int_tier =
+//! Some(true)`) starts instead from the integer tier on the int8 tensor cores: each row of
+//! a and column of b cut into s8 slices under one power of two per 64 k, the slice products
+//! exact in s32, combined in f64 under a bound that also carries what the slices do not
+//! cover (`kernels/matmul/ozaki.cuh` has the proof), then the same decision and tiers.
 
 pub(crate) mod cpu;
 /// The device half: launch plans of `kernels/matmul/matmul.cu` over [`crate::launch::Device`].
@@ -346,6 +351,17 @@ impl Matmul {
         self.cfg.and_then(|c| c.start_tier)
     }
 
+    /// The device's tier-1 kernel: the integer tier where the configuration asks for it
+    /// (`CpuConfig::int_tier = Some(true)`), else the default.
+    #[cfg(feature = "cuda")]
+    fn tier1(&self) -> cuda::Tier1 {
+        match self.cfg.and_then(|c| c.int_tier) {
+            Some(true) => cuda::Tier1::Int8Slices,
+            Some(false) => cuda::Tier1::F64Tiles,
+            None => cuda::Tier1::default(),
+        }
+    }
+
     fn cpu(
         &self,
         a: (&CpuStorage, &Layout),
@@ -464,13 +480,14 @@ impl CustomOp2 for Matmul {
         s2: &candle_core::CudaStorage,
         l2: &Layout,
     ) -> Result<(candle_core::CudaStorage, Shape)> {
-        let (out, shape) = cuda::matmul(
+        let (out, shape) = cuda::matmul_tier1(
             &s1.device,
             (s1, l1),
             (s2, l2),
             None,
             self.out,
             self.start_tier(),
+            self.tier1(),
         )?;
         Ok((out, shape))
     }
@@ -522,13 +539,14 @@ impl CustomOp3 for Matmul {
             );
         }
         let bias = Some((s3, l3));
-        cuda::matmul(
+        cuda::matmul_tier1(
             &s1.device,
             (s1, l1),
             (s2, l2),
             bias,
             self.out,
             self.start_tier(),
+            self.tier1(),
         )
     }
 

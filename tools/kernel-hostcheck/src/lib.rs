@@ -135,6 +135,37 @@ pub mod matmul {
         fn rm_dot2(n: usize, a: *const f32, b: *const f32, has_bias: i32, bias: f32) -> u64;
         fn rm_f8e4m3_to_f32(x: u8) -> u32;
         fn rm_f32_to_f8e4m3(x: u32, overflow: i32) -> u8;
+        fn rm_oz_slice_line(
+            slices: i32,
+            n: usize,
+            x: *const f32,
+            out: *mut i8,
+            exps: *mut i32,
+            tail: *mut f64,
+        );
+    }
+
+    /// The integer tier's slicing of one line (`oz_slice_line` of `matmul/ozaki.cuh`, S =
+    /// 4 or 6): the digits (block b's digit s of element q at (b S + s) 64 + q), each
+    /// block's 8 E + L (exponent and level count) and the tail norm.
+    pub fn oz_slice_line(slices: usize, x: &[f32]) -> (Vec<i8>, Vec<i32>, f64) {
+        assert!(slices == 4 || slices == 6);
+        let nb = x.len().div_ceil(64);
+        let mut out = vec![0i8; nb * slices * 64];
+        let mut exps = vec![0i32; nb];
+        let mut tail = 0.0;
+        // SAFETY: out holds nb S 64 digits and exps nb exponents, as the function writes.
+        unsafe {
+            rm_oz_slice_line(
+                slices as i32,
+                x.len(),
+                x.as_ptr(),
+                out.as_mut_ptr(),
+                exps.as_mut_ptr(),
+                &mut tail,
+            )
+        };
+        (out, exps, tail)
     }
 
     fn bias_args(bias: Option<f32>) -> (i32, f32) {

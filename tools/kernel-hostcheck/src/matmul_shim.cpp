@@ -6,6 +6,7 @@
 #include "math/exact_dot.cuh"
 #include "math/f8.cuh"
 #include "math/round.cuh"
+#include "matmul/ozaki.cuh"
 
 using namespace repro;
 
@@ -31,6 +32,19 @@ uint64_t rm_exact_dot(size_t n, const float* a, const float* b, int32_t has_bias
 uint64_t rm_dot2(size_t n, const float* a, const float* b, int32_t has_bias, float bias) {
     Slice sa = {a}, sb = {b};
     return f64_to_bits(dot2(n, sa, sb, has_bias != 0, bias));
+}
+
+// The integer tier's slicing of one line of n f32 values (matmul/ozaki.cuh) with S = 4 or
+// 6 slices: ceil(n / 64) blocks of S * 64 digits into out, their 8 E + L, the tail norm.
+void rm_oz_slice_line(int32_t slices, size_t n, const float* x, int8_t* out, int32_t* exps,
+                      double* tail) {
+    Slice line = {x};
+    size_t nb = (n + RM_OZ_KB - 1) / RM_OZ_KB;
+    if (slices == 4) {
+        matmul::oz_slice_line<4>(line, n, nb, (uint8_t*)out, exps, tail);
+    } else {
+        matmul::oz_slice_line<6>(line, n, nb, (uint8_t*)out, exps, tail);
+    }
 }
 
 uint32_t rm_f8e4m3_to_f32(uint8_t x) { return f32_to_bits(f8e4m3_to_f32(x)); }
