@@ -169,6 +169,23 @@ fn every_fft_kernel_is_in_the_ptx() {
     assert!(ptx.contains("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));
 }
 
+#[test]
+fn the_matmul_integer_tier_is_in_the_ptx() {
+    let (_, ptx) = PTX_MODULES
+        .iter()
+        .find(|(m, _)| *m == "matmul")
+        .expect("matmul module");
+    for dt in ["f32", "bf16", "f16"] {
+        for entry in [
+            format!(".entry repro_matmul_slices_{dt}("),
+            format!(".entry repro_matmul_ozaki_{dt}_{dt}("),
+        ] {
+            assert!(ptx.contains(&entry), "missing kernel {entry}");
+        }
+    }
+    assert!(ptx.contains("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"));
+}
+
 /// `ptxas` next to the nvcc the build used: `$CUDA_HOME/bin`, `$CUDA_PATH/bin`, or PATH.
 fn ptxas() -> PathBuf {
     for var in ["CUDA_HOME", "CUDA_PATH"] {

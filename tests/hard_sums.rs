@@ -349,19 +349,24 @@ fn check_matmul(what: &str, cases: &[Case], dt: DType) -> usize {
         n,
     ));
     checked += 4 * n;
-    // The CUDA kernels on the emulated device.
+    // The CUDA kernels on the emulated device, from either tier-1 kernel (the f64 tiles,
+    // whose bound these sums were built against, and the integer tier).
     let ((ab, al), (bb, bl)) = (upload(&a), upload(&b));
-    let (dev, shape) =
-        candle_repro::matmul::cuda::matmul(&Emu, (&ab, &al), (&bb, &bl), None, dt, None).unwrap();
-    let got = bits(&download(&dev, shape));
-    failures.push(mismatch(
-        &format!("{what} matmul [emulated CUDA]"),
-        &got,
-        &want,
-        n,
-    ));
+    use candle_repro::matmul::cuda::{Tier1, matmul_tier1};
+    for tier1 in [Tier1::F64Tiles, Tier1::Int8Slices] {
+        let (dev, shape) =
+            matmul_tier1(&Emu, (&ab, &al), (&bb, &bl), None, dt, None, tier1).unwrap();
+        let got = bits(&download(&dev, shape));
+        failures.push(mismatch(
+            &format!("{what} matmul [emulated CUDA, {tier1:?}]"),
+            &got,
+            &want,
+            n,
+        ));
+        checked += want.len();
+    }
     assert_all(failures);
-    checked + want.len()
+    checked
 }
 
 /// The quantized product (an F32 weight whose rows are the columns) on `cases`: the GEMM

@@ -242,8 +242,10 @@ __device__ void product_ozaki(uint64_t batch, uint64_t m, uint64_t n, uint64_t k
                 if (i >= m || j >= n) continue;
                 const int32_t e = oz_exp(a_exp[(bi * m + i) * nb + blk]) +
                                   oz_exp(b_exp[(bi * n + j) * nb + blk]) - 2 * F;
+                // The product by a power of two is exact, so the fused multiply-add rounds
+                // once, as the separate product and sum would: the same value.
                 for (int dd = 0; dd < ND; dd++)
-                    acc[r] += (double)d[dd][r] * oz_pow2(e + 7 * (ND - 1 - dd));
+                    acc[r] = fma_f64((double)d[dd][r], oz_pow2(e + 7 * (ND - 1 - dd)), acc[r]);
             }
         }
         for (int r = 0; r < 4; r++) {
