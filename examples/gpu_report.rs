@@ -17,6 +17,8 @@
 //!   per type (from 132 MB for Q4_K: out of the 50 MB L2), ours against stock candle's
 //!   `QMatMul` on the same device: µs per product and GB/s of weight bytes read, with the
 //!   percentage of 3350 GB/s (the H100 SXM's HBM3 peak).
+//! * `matmul`: the matmul 4096³ of `ops` alone: the f64 tiles, the integer tier (int8
+//!   tensor cores, `CpuConfig::int_tier = Some(true)`, its bits compared) and cuBLAS.
 //! * `fftdump DIR`: FFT inputs and our CUDA outputs for `tools/gpu/torch_baselines.py`.
 //! * `truncate IN OUT LAYERS [ROWS]` (no GPU needed): a GGUF with only the first LAYERS
 //!   blocks (and ROWS rows of the embedding table), so a real checkpoint fits the device
@@ -151,36 +153,7 @@ fn ops(gpu: &Device) {
     println!();
     fft_rows(gpu, &x32, &[Precision::F32, Precision::Ozaki]);
     println!();
-    println!("matmul 4096³ (TFLOP/s; stock = candle's cuBLAS matmul)");
-    let (m, k, nn) = (4096, 4096, 4096);
-    let a = Tensor::from_vec(values(m * k, 2, 1.0), (m, k), gpu).unwrap();
-    let b = Tensor::from_vec(values(k * nn, 3, 1.0), (k, nn), gpu).unwrap();
-    for dt in [DType::F32, DType::BF16] {
-        let (a, b) = (a.to_dtype(dt).unwrap(), b.to_dtype(dt).unwrap());
-        let ours = time(gpu, 3, 1, || candle_repro::matmul(&a, &b).unwrap());
-        // The integer tier (int8 tensor cores): its bits checked against the default's.
-        let int_cfg = candle_repro::matmul::CpuConfig {
-            int_tier: Some(true),
-            ..Default::default()
-        };
-        let int8 = || candle_repro::matmul::matmul_with_config(&a, &b, None, None, int_cfg);
-        let same = bits(&int8().unwrap()) == bits(&candle_repro::matmul(&a, &b).unwrap());
-        let ours_int8 = time(gpu, 3, 1, || int8().unwrap());
-        let stock = time(gpu, 3, 5, || a.matmul(&b).unwrap());
-        let tf = |s: f64| 2.0 * (m * k * nn) as f64 / s / 1e12;
-        println!(
-            "{:<5} ours {:.2} ms ({:.1} TFLOP/s), int8 tier {:.2} ms ({:.1} TFLOP/s, same bits: {same}), stock {:.3} ms ({:.1} TFLOP/s), ours/stock speed {:.3}, int8/stock {:.3}",
-            format!("{dt:?}").to_lowercase(),
-            ours * 1e3,
-            tf(ours),
-            ours_int8 * 1e3,
-            tf(ours_int8),
-            stock * 1e3,
-            tf(stock),
-            stock / ours,
-            stock / ours_int8
-        );
-    }
+    matmul(gpu);
     println!();
     println!("quantized weights (4096, 4096): decode (1, 4096) and prefill (64, 4096), f32 x");
     println!(
@@ -220,6 +193,42 @@ fn ops(gpu: &Device) {
                 stock / ours
             );
         }
+    }
+}
+
+/// Matmul 4096³ f32 and bf16: ours with the default tier 1 (f64 tiles), ours with the
+/// integer tier on the int8 tensor cores (its bits compared with the default's), and
+/// stock candle's cuBLAS product.
+fn matmul(gpu: &Device) {
+    println!("matmul 4096³ (TFLOP/s; stock = candle's cuBLAS matmul)");
+    let (m, k, nn) = (4096, 4096, 4096);
+    let a = Tensor::from_vec(values(m * k, 2, 1.0), (m, k), gpu).unwrap();
+    let b = Tensor::from_vec(values(k * nn, 3, 1.0), (k, nn), gpu).unwrap();
+    for dt in [DType::F32, DType::BF16] {
+        let (a, b) = (a.to_dtype(dt).unwrap(), b.to_dtype(dt).unwrap());
+        let ours = time(gpu, 3, 1, || candle_repro::matmul(&a, &b).unwrap());
+        // The integer tier (int8 tensor cores): its bits checked against the default's.
+        let int_cfg = candle_repro::matmul::CpuConfig {
+            int_tier: Some(true),
+            ..Default::default()
+        };
+        let int8 = || candle_repro::matmul::matmul_with_config(&a, &b, None, None, int_cfg);
+        let same = bits(&int8().unwrap()) == bits(&candle_repro::matmul(&a, &b).unwrap());
+        let ours_int8 = time(gpu, 3, 1, || int8().unwrap());
+        let stock = time(gpu, 3, 5, || a.matmul(&b).unwrap());
+        let tf = |s: f64| 2.0 * (m * k * nn) as f64 / s / 1e12;
+        println!(
+            "{:<5} ours {:.2} ms ({:.1} TFLOP/s), int8 tier {:.2} ms ({:.1} TFLOP/s, same bits: {same}), stock {:.3} ms ({:.1} TFLOP/s), ours/stock speed {:.3}, int8/stock {:.3}",
+            format!("{dt:?}").to_lowercase(),
+            ours * 1e3,
+            tf(ours),
+            ours_int8 * 1e3,
+            tf(ours_int8),
+            stock * 1e3,
+            tf(stock),
+            stock / ours,
+            stock / ours_int8
+        );
     }
 }
 
@@ -729,10 +738,11 @@ fn main() {
         Some("model") => model(&args[1], &gpu),
         Some("qgemv") => qgemv(&gpu),
         Some("fft") => fft_only(&gpu),
+        Some("matmul") => matmul(&gpu),
         Some("fftdump") => fft_dump(&args[1], &gpu),
         Some(other) => {
             println!(
-                "gpu_report: unknown section {other:?} (ops, fft, fftdump, qgemv, model, truncate)"
+                "gpu_report: unknown section {other:?} (ops, fft, fftdump, matmul, qgemv, model, truncate)"
             )
         }
     }

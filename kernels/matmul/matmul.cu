@@ -51,6 +51,31 @@ __device__ void stats(uint64_t lines, uint64_t len, const typename In::T* data,
     }
 }
 
+// Everything output (i, j)'s decision reads besides its first tier's sum: its operands
+// (for tiers 2 and 3), the bias element at `bias_at`, the tier-1 coefficient and the line
+// stats of row i and column j.
+template <class In, class O>
+__device__ OutputCtx<In> output_ctx(const Operand<In>& A, const Operand<In>& B, uint64_t k,
+                                    const typename O::T* bias, uint64_t bias_at,
+                                    int32_t has_bias, double coeff, int32_t start_tier,
+                                    double row_norm, uint8_t row_signs, double col_norm,
+                                    uint8_t col_signs) {
+    OutputCtx<In> ctx;
+    ctx.a = A;
+    ctx.b = B;
+    ctx.k = (size_t)k;
+    ctx.has_bias = has_bias != 0;
+    ctx.bias = has_bias ? O::to_f32(bias[bias_at]) : 0.0f;
+    ctx.row_err = coeff * row_norm;
+    ctx.bias_err = coeff * fabs_((double)ctx.bias);
+    ctx.row_norm = row_norm;
+    ctx.col_norm = col_norm;
+    ctx.row_signs = row_signs;
+    ctx.col_signs = col_signs;
+    ctx.start_tier = start_tier;
+    return ctx;
+}
+
 template <class In, class O>
 __device__ void product(uint64_t batch, uint64_t m, uint64_t n, uint64_t k,
                         const typename In::T* a, const uint64_t* a_bases, uint64_t a_rs,
@@ -117,19 +142,10 @@ __device__ void product(uint64_t batch, uint64_t m, uint64_t n, uint64_t k,
             for (int c = 0; c < 4; c++) {
                 uint64_t j = j0 + tx + 16 * c;
                 if (j >= n) continue;
-                OutputCtx<In> ctx;
-                ctx.a = A;
-                ctx.b = B;
-                ctx.k = (size_t)k;
-                ctx.has_bias = has_bias != 0;
-                ctx.bias = has_bias ? O::to_f32(bias[bias_base + j * bias_stride]) : 0.0f;
-                ctx.row_err = coeff * row_norm[bi * m + i];
-                ctx.bias_err = coeff * fabs_((double)ctx.bias);
-                ctx.row_norm = row_norm[bi * m + i];
-                ctx.col_norm = col_norm[bi * n + j];
-                ctx.row_signs = row_signs[bi * m + i];
-                ctx.col_signs = col_signs[bi * n + j];
-                ctx.start_tier = start_tier;
+                const OutputCtx<In> ctx = output_ctx<In, O>(
+                    A, B, k, bias, bias_base + j * bias_stride, has_bias, coeff, start_tier,
+                    row_norm[bi * m + i], row_signs[bi * m + i], col_norm[bi * n + j],
+                    col_signs[bi * n + j]);
                 out[(bi * m + i) * n + j] = finish_output<In, O>(acc[r][c], ctx, i, j);
             }
         }
@@ -251,19 +267,12 @@ __device__ void product_ozaki(uint64_t batch, uint64_t m, uint64_t n, uint64_t k
         for (int r = 0; r < 4; r++) {
             const uint64_t i = oi[r / 2], j = oj[r % 2];
             if (i >= m || j >= n) continue;
-            OutputCtx<In> ctx;
-            ctx.a = {a, a_bases[bi], a_rs, a_cs};
-            ctx.b = {b, b_bases[bi], b_rs, b_cs};
-            ctx.k = (size_t)k;
-            ctx.has_bias = has_bias != 0;
-            ctx.bias = has_bias ? O::to_f32(bias[bias_base + j * bias_stride]) : 0.0f;
-            ctx.row_err = coeff * row_norm[bi * m + i];
-            ctx.bias_err = coeff * fabs_((double)ctx.bias);
-            ctx.row_norm = row_norm[bi * m + i];
-            ctx.col_norm = col_norm[bi * n + j];
-            ctx.row_signs = row_signs[bi * m + i];
-            ctx.col_signs = col_signs[bi * n + j];
-            ctx.start_tier = start_tier;
+            const Operand<In> A = {a, a_bases[bi], a_rs, a_cs};
+            const Operand<In> B = {b, b_bases[bi], b_rs, b_cs};
+            const OutputCtx<In> ctx = output_ctx<In, O>(
+                A, B, k, bias, bias_base + j * bias_stride, has_bias, coeff, start_tier,
+                row_norm[bi * m + i], row_signs[bi * m + i], col_norm[bi * n + j],
+                col_signs[bi * n + j]);
             const double y = acc[r] + (double)ctx.bias;
             const double err = oz_err<In>(ctx, a_tail[bi * m + i], b_tail[bi * n + j]);
             out[(bi * m + i) * n + j] = decide_output<In, O>(y, err, ctx, i, j);

@@ -38,6 +38,29 @@ pub(crate) struct LineStats<B> {
     pub signs: B,
 }
 
+/// The launch of a kernel over an operand's lines (`<kernel>_<in>`, one thread per line),
+/// with the arguments every such kernel starts with: `lines_at` = (per_batch, lines, len,
+/// line_stride, elem_stride) as [`line_stats`] takes them.
+fn per_line_plan<D: Device + ?Sized>(
+    dev: &D,
+    kernel: &str,
+    s: &D::Buffer,
+    bases: &D::Buffer,
+    (per_batch, lines, len, line_stride, elem_stride): (u64, u64, u64, u64, u64),
+) -> Result<LaunchPlan> {
+    let dtype = dev.dtype(s);
+    let name = format!("{kernel}_{}", suffix(dtype)?);
+    let blocks = grid_stride_blocks(lines, BLOCK, MAX_BLOCKS);
+    Ok(LaunchPlan::new(Module::Matmul, name, blocks, BLOCK)
+        .arg(KernelArg::U64(lines))
+        .arg(KernelArg::U64(len))
+        .buf(0, dtype, 0, dev.len(s))
+        .buf(1, DType::I64, 0, dev.len(bases))
+        .arg(KernelArg::U64(per_batch))
+        .arg(KernelArg::U64(line_stride))
+        .arg(KernelArg::U64(elem_stride)))
+}
+
 /// The operand's lines: `lines` of `len` elements, line `i` of batch `i / per_batch` at
 /// `bases[i / per_batch] + (i % per_batch) line_stride`, elements `elem_stride` apart.
 #[allow(clippy::too_many_arguments)]
@@ -54,17 +77,8 @@ pub(crate) fn line_stats<D: Device + ?Sized>(
     let mut norm = dev.alloc(DType::F64, lines.max(1) as usize)?;
     let mut signs = dev.alloc(DType::U8, lines.max(1) as usize)?;
     if lines > 0 {
-        let dtype = dev.dtype(s);
-        let name = format!("repro_matmul_stats_{}", suffix(dtype)?);
-        let blocks = grid_stride_blocks(lines, BLOCK, MAX_BLOCKS);
-        let plan = LaunchPlan::new(Module::Matmul, name, blocks, BLOCK)
-            .arg(KernelArg::U64(lines))
-            .arg(KernelArg::U64(len))
-            .buf(0, dtype, 0, dev.len(s))
-            .buf(1, DType::I64, 0, dev.len(bases))
-            .arg(KernelArg::U64(per_batch))
-            .arg(KernelArg::U64(line_stride))
-            .arg(KernelArg::U64(elem_stride))
+        let lines_at = (per_batch, lines, len, line_stride, elem_stride);
+        let plan = per_line_plan(dev, "repro_matmul_stats", s, bases, lines_at)?
             .buf(2, DType::F64, 0, lines as usize)
             .buf(3, DType::U8, 0, lines as usize);
         let slots = &mut [
@@ -136,16 +150,8 @@ fn slices<D: Device + ?Sized>(
     let mut exps = dev.alloc(DType::U32, ((lines * nb) as usize).max(1))?;
     let mut tail = dev.alloc(DType::F64, (lines as usize).max(1))?;
     if lines > 0 {
-        let name = format!("repro_matmul_slices_{}", suffix(dtype)?);
-        let blocks = grid_stride_blocks(lines, BLOCK, MAX_BLOCKS);
-        let plan = LaunchPlan::new(Module::Matmul, name, blocks, BLOCK)
-            .arg(KernelArg::U64(lines))
-            .arg(KernelArg::U64(len))
-            .buf(0, dtype, 0, dev.len(s))
-            .buf(1, DType::I64, 0, dev.len(bases))
-            .arg(KernelArg::U64(per_batch))
-            .arg(KernelArg::U64(line_stride))
-            .arg(KernelArg::U64(elem_stride))
+        let lines_at = (per_batch, lines, len, line_stride, elem_stride);
+        let plan = per_line_plan(dev, "repro_matmul_slices", s, bases, lines_at)?
             .arg(KernelArg::U64(nb))
             .buf(2, DType::U8, 0, count)
             .buf(3, DType::U32, 0, (lines * nb) as usize)

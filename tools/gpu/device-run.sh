@@ -7,7 +7,7 @@
 #   3. timings alone on the GPU: gpu_report ops (ours vs stock candle's CUDA ops), PyTorch's
 #      copy / cuFFT / cuBLAS figures and cuFFT's error next to ours (tools/gpu/torch_baselines.py);
 #   4. the report (hashes on both devices) and llama_block.
-# STEPS (default "tests models ops torch report"; also "qscale", "qgemv", "qgemv-base", "fft", "models-base") picks steps;
+# STEPS (default "tests models ops torch report"; also "matmul", "qscale", "qgemv", "qgemv-base", "fft", "models-base") picks steps;
 # TESTS (an extended regex, default all) picks the test binaries of "tests"; DEADLINE
 # (seconds, default 540) skips whatever would start too late.
 # Each step's output goes to /tmp/gpu-logs/<step>.log, a summary of exit codes to summary.txt
@@ -71,6 +71,8 @@ export -f step run_test gather
 export out final summary deadline start TEST_ARGS
 want tests && ls "$b"/bin/* | grep -v -e '/report$' -e '/gpu_report$' -e '/gpu_report_base$' -e '/llama_block$' |
     grep -E -e "${TESTS:-.}" | xargs -P 3 -I{} bash -c 'run_test {}'
+# The matmul 4096³ alone: the f64 tiles, the integer tier on the int8 tensor cores, cuBLAS.
+want matmul && step matmul 150 "$b/bin/gpu_report" matmul
 want ops && step ops 150 "$b/bin/gpu_report" ops
 # The quantized decode product on weights larger than the L2 cache (HBM bandwidth). With a
 # baseline binary in the bundle (scripts/gpu-bundle.sh BASE_GPU_REPORT) and "qgemv-base" in
