@@ -153,7 +153,7 @@ fn bad(msg: String) -> candle_core::Error {
 }
 
 /// 2^-90 (0x3A50000000000000): the error bound used in the rounding test of the power. The
-/// double-double power is within 2^-96 (see [`pow_f32`]).
+/// double-double power is within 2^-93 (see [`pow_f32`]).
 const POW_TEST_ERR: f64 = f64::from_bits(0x3A50_0000_0000_0000);
 
 /// theta^e correctly rounded to f32, for a normal theta > 0 and |e| <= 1 (the exponents
