@@ -183,7 +183,7 @@ pub enum IntPath {
     Avx512Vnni,
 }
 
-/// Whether the CPU has AVX-512 VNNI (and the F, BW it is used with).
+/// Whether the CPU has AVX-512 VNNI (and the F, BW, DQ, AVX2 and F16C it is used with).
 fn has_vnni() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
@@ -192,7 +192,9 @@ fn has_vnni() -> bool {
             std::is_x86_feature_detected!("avx512f")
                 && std::is_x86_feature_detected!("avx512bw")
                 && std::is_x86_feature_detected!("avx512vnni")
+                && std::is_x86_feature_detected!("avx512dq")
                 && std::is_x86_feature_detected!("avx2")
+                && std::is_x86_feature_detected!("f16c")
         })
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -887,27 +889,28 @@ unsafe fn vnni_sum(v: std::arch::x86_64::__m512i) -> i64 {
     }
 }
 
-/// `vpdpwssd` itself: LLVM splits `_mm512_dpwssd_epi32` into `vpmaddwd` + `vpaddd` (the
-/// same integers, twice the instructions).
+/// `vpdpwssd` itself, its second factor read from memory (64 bytes at `p`, the load
+/// folded into the instruction): LLVM splits `_mm512_dpwssd_epi32` into `vpmaddwd` +
+/// `vpaddd` (the same integers, twice the instructions).
 /// # Safety
-/// AVX-512 F and VNNI present.
+/// AVX-512 F and VNNI present; 64 readable bytes at `p`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vnni")]
 #[inline]
-unsafe fn dpwssd(
+unsafe fn dpwssd_mem(
     acc: std::arch::x86_64::__m512i,
     a: std::arch::x86_64::__m512i,
-    b: std::arch::x86_64::__m512i,
+    p: *const i16,
 ) -> std::arch::x86_64::__m512i {
     let mut acc = acc;
-    // SAFETY: the caller's; a register-only instruction.
+    // SAFETY: the caller's; reads 64 bytes at p.
     unsafe {
         std::arch::asm!(
-            "vpdpwssd {acc}, {a}, {b}",
+            "vpdpwssd {acc}, {a}, zmmword ptr [{p}]",
             acc = inout(zmm_reg) acc,
             a = in(zmm_reg) a,
-            b = in(zmm_reg) b,
-            options(pure, nomem, nostack, preserves_flags),
+            p = in(reg) p,
+            options(pure, readonly, nostack, preserves_flags),
         );
     }
     acc
@@ -972,74 +975,12 @@ impl Kernel for VnniK {
         }
         // SAFETY: the caller's (AVX-512 F, BW, VNNI present; B::BYTES behind blk).
         unsafe {
-            // One accumulator per sum, one vpdpwssd per group of 32 codes: 16 products
-            // per lane (as `sums`).
-            let mut acc = [[_mm512_setzero_si512(); S]; R];
-            // The codes of weights 32 g .. 32 g + 32 (i16), into every sum.
-            macro_rules! add {
-                ($g:expr, $w:expr) => {{
-                    let w = $w;
-                    for r in 0..R {
-                        for i in 0..S {
-                            let xv =
-                                _mm512_loadu_si512(x[r].add(i * 256 + 32 * $g) as *const __m512i);
-                            acc[r][i] = dpwssd(acc[r][i], xv, w);
-                        }
-                    }
-                }};
-            }
-            let p = blk.as_ptr();
-            if B::REG == RegCodes::Q4K {
-                let m4 = _mm256_set1_epi8(0xF);
-                for j in 0..4 {
-                    let v = _mm256_loadu_si256(p.add(16 + 32 * j) as *const __m256i);
-                    let lo = _mm512_cvtepu8_epi16(_mm256_and_si256(v, m4));
-                    let hi = _mm512_cvtepu8_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
-                    add!(2 * j, _mm512_mullo_epi16(lo, _mm512_set1_epi16(sc[2 * j])));
-                    add!(
-                        2 * j + 1,
-                        _mm512_mullo_epi16(hi, _mm512_set1_epi16(sc[2 * j + 1]))
-                    );
-                }
-            } else {
-                // sc 0..16 as i16 lanes; lane l of group g's multiplier: sc[2 g + l / 16].
-                let scv = _mm512_castsi256_si512(_mm256_loadu_si256(sc.as_ptr() as *const __m256i));
-                let upper = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(1), 1);
-                let off = _mm512_set1_epi16(32);
-                for h in 0..2 {
-                    let q = q6k_codes256(p, h);
-                    for c in 0..4 {
-                        let q = q[c];
-                        let g = 4 * h + c;
-                        let idx = _mm512_add_epi16(upper, _mm512_set1_epi16(2 * g as i16));
-                        let s = _mm512_permutexvar_epi16(idx, scv);
-                        let w = _mm512_sub_epi16(_mm512_cvtepu8_epi16(q), off);
-                        add!(g, _mm512_mullo_epi16(w, s));
-                    }
-                }
-            }
-            // The parts of T lane by lane: 16 i32 lanes to 8 i64 (pairs added), the
-            // slices combined exactly (|lane| < 2^32 2^15 + 2^32), then both parts'
-            // lanes added in one tree: the same integers as `t_parts` of the sums.
-            macro_rules! wide {
-                ($v:expr) => {
-                    _mm512_add_epi64(
-                        _mm512_cvtepi32_epi64(_mm512_castsi512_si256($v)),
-                        _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64($v, 1)),
-                    )
-                };
-            }
+            let scv = _mm512_castsi256_si512(_mm256_loadu_si256(sc.as_ptr() as *const __m256i));
+            let acc = vnni_block_acc::<B, S, R>(blk.as_ptr(), scv, x);
             // (A loop, not a closure: the intrinsics must inline into the target features.)
             let mut out = [[0i64; 2]; R];
             for r in 0..R {
-                let a = acc[r];
-                let (hi, lo) = if S == 3 {
-                    let lo = _mm512_add_epi64(_mm512_slli_epi64(wide!(a[1]), 15), wide!(a[2]));
-                    (wide!(a[0]), lo)
-                } else {
-                    let lo = _mm512_add_epi64(_mm512_slli_epi64(wide!(a[0]), 15), wide!(a[1]));
-                    (_mm512_setzero_si512(), lo)
-                };
+                let (hi, lo) = vnni_parts::<S>(acc[r]);
                 out[r] = vnni_pair_sum(hi, lo);
             }
             out
@@ -1090,6 +1031,295 @@ impl Kernel for VnniK {
                 }
             }
             out
+        }
+    }
+}
+
+/// The accumulators of one 256-weight block of a type whose codes the vector kernels
+/// unpack in registers (`IntScales::REG`): acc[r][i] holds 16 i32 lanes whose sum is
+/// U_i of row r, 16 products per lane (as `Kernel::sums`). `scv`: the block's sc_g as
+/// i16 lanes 0..16 (lanes 16..32 unused).
+/// # Safety
+/// AVX-512 F, BW, VNNI present; B::BYTES behind `p`; S 256 slices behind each x[r].
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn vnni_block_acc<B: IntScales, const S: usize, const R: usize>(
+    p: *const u8,
+    scv: std::arch::x86_64::__m512i,
+    x: [*const i16; R],
+) -> [[std::arch::x86_64::__m512i; S]; R] {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller's.
+    unsafe {
+        // Two accumulators per sum (even and odd groups: chains half as long), one
+        // vpdpwssd per group of 32 codes; added at the end: 16 products per lane in all
+        // (as `sums`), every partial sum below their absolute sum, so no i32 wraps.
+        let mut acc = [[[_mm512_setzero_si512(); S]; R]; 2];
+        // The codes of weights 32 g .. 32 g + 32 (i16), into every sum.
+        macro_rules! add {
+            ($g:expr, $w:expr) => {{
+                let w = $w;
+                let acc = &mut acc[$g % 2];
+                for r in 0..R {
+                    for i in 0..S {
+                        acc[r][i] = dpwssd_mem(acc[r][i], w, x[r].add(i * 256 + 32 * $g));
+                    }
+                }
+            }};
+        }
+        if B::REG == RegCodes::Q4K {
+            // Group g's multiplier: sc_g in every lane.
+            let m4 = _mm256_set1_epi8(0xF);
+            for j in 0..4 {
+                let v = _mm256_loadu_si256(p.add(16 + 32 * j) as *const __m256i);
+                let lo = _mm512_cvtepu8_epi16(_mm256_and_si256(v, m4));
+                let hi = _mm512_cvtepu8_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+                let s_lo = _mm512_permutexvar_epi16(_mm512_set1_epi16(2 * j as i16), scv);
+                let s_hi = _mm512_permutexvar_epi16(_mm512_set1_epi16(2 * j as i16 + 1), scv);
+                add!(2 * j, _mm512_mullo_epi16(lo, s_lo));
+                add!(2 * j + 1, _mm512_mullo_epi16(hi, s_hi));
+            }
+        } else {
+            // Lane l of group g's multiplier: sc[2 g + l / 16].
+            let upper = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(1), 1);
+            let off = _mm512_set1_epi16(32);
+            for h in 0..2 {
+                let q = q6k_codes256(p, h);
+                for c in 0..4 {
+                    let q = q[c];
+                    let g = 4 * h + c;
+                    let idx = _mm512_add_epi16(upper, _mm512_set1_epi16(2 * g as i16));
+                    let s = _mm512_permutexvar_epi16(idx, scv);
+                    let w = _mm512_sub_epi16(_mm512_cvtepu8_epi16(q), off);
+                    add!(g, _mm512_mullo_epi16(w, s));
+                }
+            }
+        }
+        std::array::from_fn(|r| {
+            std::array::from_fn(|i| _mm512_add_epi32(acc[0][r][i], acc[1][r][i]))
+        })
+    }
+}
+
+/// The two parts of T ([`t_parts`]) lane by lane, from a block's accumulators: 16 i32
+/// lanes to 8 i64 (pairs added), the slices combined exactly (|lane| < 2^32 2^15 +
+/// 2^32); the lanes of each part add up to that part's integer.
+/// # Safety
+/// AVX-512 F present.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn vnni_parts<const S: usize>(
+    a: [std::arch::x86_64::__m512i; S],
+) -> (std::arch::x86_64::__m512i, std::arch::x86_64::__m512i) {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller's.
+    unsafe {
+        macro_rules! wide {
+            ($v:expr) => {
+                _mm512_add_epi64(
+                    _mm512_cvtepi32_epi64(_mm512_castsi512_si256($v)),
+                    _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64($v, 1)),
+                )
+            };
+        }
+        if S == 3 {
+            let lo = _mm512_add_epi64(_mm512_slli_epi64(wide!(a[1]), 15), wide!(a[2]));
+            (wide!(a[0]), lo)
+        } else {
+            let lo = _mm512_add_epi64(_mm512_slli_epi64(wide!(a[0]), 15), wide!(a[1]));
+            (_mm512_setzero_si512(), lo)
+        }
+    }
+}
+
+/// The lane sums of 8 vectors of i64: lane b of the result is the sum of v[b]'s lanes
+/// (a transposing tree; integer adds, so the same integers as any other order).
+/// # Safety
+/// AVX-512 F present.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn vnni_sums8(v: &[std::arch::x86_64::__m512i; 8]) -> std::arch::x86_64::__m512i {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller's.
+    unsafe {
+        // t[p], 128-bit chunk c: [chunk c of v[2p] added, chunk c of v[2p + 1] added].
+        let t: [__m512i; 4] = std::array::from_fn(|p| {
+            let (a, b) = (v[2 * p], v[2 * p + 1]);
+            _mm512_add_epi64(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b))
+        });
+        // u[p]: chunks [t[2p] 0 + 1, t[2p] 2 + 3, t[2p + 1] 0 + 1, t[2p + 1] 2 + 3].
+        let u: [__m512i; 2] = std::array::from_fn(|p| {
+            let (a, b) = (t[2 * p], t[2 * p + 1]);
+            _mm512_add_epi64(
+                _mm512_shuffle_i64x2(a, b, 0b10_00_10_00),
+                _mm512_shuffle_i64x2(a, b, 0b11_01_11_01),
+            )
+        });
+        _mm512_add_epi64(
+            _mm512_shuffle_i64x2(u[0], u[1], 0b10_00_10_00),
+            _mm512_shuffle_i64x2(u[0], u[1], 0b11_01_11_01),
+        )
+    }
+}
+
+/// `IntScales::scales` of a Q4_K or Q6_K block in vectors: (sc_g as i16 lanes 0..16, m_g
+/// as i64 lanes 0..8 (Q4_K; zero for Q6_K), A, C), the same values.
+/// # Safety
+/// AVX-512 F, BW and F16C present; B::BYTES behind `p`; B::REG is Q4K or Q6K.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn vnni_scales<B: IntScales>(
+    p: *const u8,
+) -> (
+    std::arch::x86_64::__m512i,
+    std::arch::x86_64::__m512i,
+    f64,
+    f64,
+) {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller's.
+    unsafe {
+        if B::REG == RegCodes::Q4K {
+            // d, dmin (f16, exact in f32); the 12 scale bytes word-parallel
+            // (`scale_min_k4`): groups 0..4 are the low 6 bits of bytes 0..4 (sc) and 4..8
+            // (m); groups 4..8 take 4 bits from bytes 8..12 and their top 2 from the top
+            // bits of bytes 0..4 (sc) and 4..8 (m). A u32 shift moves a neighbour's bits
+            // only into bits the masks clear.
+            let dd = _mm_cvtph_ps(_mm_cvtsi32_si128((p as *const i32).read_unaligned()));
+            let (d, dmin) = (_mm_cvtss_f32(dd), _mm_cvtss_f32(_mm_movehdup_ps(dd)));
+            let w = |o: usize| (p.add(4 + o) as *const u32).read_unaligned();
+            let (a, b, c) = (w(0), w(4), w(8));
+            let sc_lo = a & 0x3F3F_3F3F;
+            let m_lo = b & 0x3F3F_3F3F;
+            let sc_hi = (c & 0x0F0F_0F0F) | ((a >> 2) & 0x3030_3030);
+            let m_hi = ((c >> 4) & 0x0F0F_0F0F) | ((b >> 2) & 0x3030_3030);
+            let sc = sc_lo as u64 | (sc_hi as u64) << 32;
+            let m = m_lo as u64 | (m_hi as u64) << 32;
+            let scv = _mm512_castsi256_si512(_mm256_cvtepu8_epi16(_mm_cvtsi64_si128(sc as i64)));
+            let mv = _mm512_cvtepu8_epi64(_mm_cvtsi64_si128(m as i64));
+            (scv, mv, d as f64, dmin as f64)
+        } else {
+            let d = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(
+                (p.add(208) as *const u16).read_unaligned() as i32,
+            )));
+            let scv = _mm512_castsi256_si512(_mm256_cvtepi8_epi16(_mm_loadu_si128(
+                p.add(192) as *const __m128i
+            )));
+            (scv, _mm512_setzero_si512(), d as f64, 0.0)
+        }
+    }
+}
+
+/// [`vnni_scales`] as arrays (sc_g, m_g, A's bits, C's bits), for `check_scales`.
+/// # Safety
+/// As [`vnni_scales`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx2,f16c")]
+unsafe fn vnni_scales_array<B: IntScales>(blk: &[u8]) -> ([i16; 16], [i16; 16], u64, u64) {
+    use std::arch::x86_64::*;
+    let (mut sc, mut m) = ([0i16; 16], [0i64; 8]);
+    // SAFETY: the caller's; the stores write 32 and 64 bytes into the arrays.
+    unsafe {
+        let (scv, mv, a, c) = vnni_scales::<B>(blk.as_ptr());
+        _mm256_storeu_si256(sc.as_mut_ptr() as *mut __m256i, _mm512_castsi512_si256(scv));
+        _mm512_storeu_si512(m.as_mut_ptr() as *mut __m512i, mv);
+        let mut m16 = [0i16; 16];
+        for (o, v) in m16.iter_mut().zip(m) {
+            *o = v as i16;
+        }
+        (sc, m16, a.to_bits(), c.to_bits())
+    }
+}
+
+/// [`rows_with`] for the types the VNNI kernel unpacks in registers (Q4_K, Q6_K), eight
+/// blocks at a time: each block's accumulators are widened to the two parts of T lane by
+/// lane ([`vnni_parts`]), the parts of 8 blocks (and the products m_g X_g of the offset
+/// term) are added lane-wise by one transposing tree ([`vnni_sums8`]), and the f64 steps
+/// of `rows_with` run on 8 blocks' lanes at once, operation for operation (each one
+/// elementwise and correctly rounded), before the blocks are added into the row's sum in
+/// their order. So the same integers and the same f64 values, hence the same y, as
+/// `rows_with` on every kernel; only the per-block horizontal work and the scalar scale
+/// parsing are gone.
+/// # Safety
+/// AVX-512 F, BW, VNNI, AVX2 and F16C present; B::REG is Q4K or Q6K.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vnni,avx2,f16c")]
+unsafe fn rows_vnni_reg<B: IntScales, const R: usize, const S: usize>(
+    xs: &XSlices,
+    w: QRows,
+    j0: usize,
+    out: &mut [[f64; R]],
+) {
+    use std::arch::x86_64::*;
+    let nb = xs.nb;
+    debug_assert!(B::LEN == 256 && B::REG != RegCodes::Buffer && xs.s == S);
+    debug_assert!(!B::HAS_MIN || xs.groups == 8);
+    // SAFETY (whole body): the features are this function's; B::BYTES behind each blk,
+    // S 256 slices of block b behind each x pointer and 8 X_g per row and block (slice_x).
+    unsafe {
+        let zero = _mm512_setzero_si512();
+        for (t, o) in out.iter_mut().enumerate() {
+            let row = w.row(j0 + t);
+            let mut acc = [0f64; R];
+            let mut finite = true;
+            'blocks: for b0 in (0..nb).step_by(8) {
+                let cnt = 8.min(nb - b0);
+                let (mut asc, mut csc) = ([0f64; 8], [0f64; 8]);
+                let mut hi = [[zero; 8]; R];
+                let mut lo = [[zero; 8]; R];
+                let mut nm = [[zero; 8]; R];
+                for bb in 0..cnt {
+                    let b = b0 + bb;
+                    let blk = row[b * B::BYTES..(b + 1) * B::BYTES].as_ptr();
+                    let (scv, mv, a, c) = vnni_scales::<B>(blk);
+                    if !(a.is_finite() && c.is_finite()) {
+                        finite = false;
+                        break 'blocks;
+                    }
+                    (asc[bb], csc[bb]) = (a, c);
+                    let ptrs: [*const i16; R] =
+                        std::array::from_fn(|r| xs.slices[(r * xs.nbp + b) * S * 256..].as_ptr());
+                    let accs = vnni_block_acc::<B, S, R>(blk, scv, ptrs);
+                    for r in 0..R {
+                        (hi[r][bb], lo[r][bb]) = vnni_parts::<S>(accs[r]);
+                        if B::HAS_MIN {
+                            // m_g X_g, |.| < 2^6 2^49: exact in i64.
+                            let xg = xs.xg[(r * nb + b) * 8..].as_ptr() as *const __m512i;
+                            nm[r][bb] = _mm512_mullo_epi64(_mm512_loadu_si512(xg), mv);
+                        }
+                    }
+                }
+                let mut ps = [0f64; 8];
+                for r in 0..R {
+                    ps[..cnt].copy_from_slice(&xs.pscale[r * nb + b0..r * nb + b0 + cnt]);
+                    let p = _mm512_loadu_pd(ps.as_ptr());
+                    let (h, l) = (vnni_sums8(&hi[r]), vnni_sums8(&lo[r]));
+                    // `t_of`: S = 3: fl(hi 2^30 + lo), S = 2: lo (both conversions exact).
+                    let tv = if S == 3 {
+                        let h = _mm512_mul_pd(_mm512_cvtepi64_pd(h), _mm512_set1_pd(1073741824.0));
+                        _mm512_add_pd(h, _mm512_cvtepi64_pd(l))
+                    } else {
+                        _mm512_cvtepi64_pd(l)
+                    };
+                    // v = t (A p), then v -= fl(N) (C p).
+                    let mut v = _mm512_mul_pd(tv, _mm512_mul_pd(_mm512_loadu_pd(asc.as_ptr()), p));
+                    if B::HAS_MIN {
+                        let n = _mm512_cvtepi64_pd(vnni_sums8(&nm[r]));
+                        let cp = _mm512_mul_pd(_mm512_loadu_pd(csc.as_ptr()), p);
+                        v = _mm512_sub_pd(v, _mm512_mul_pd(n, cp));
+                    }
+                    let mut vs = [0f64; 8];
+                    _mm512_storeu_pd(vs.as_mut_ptr(), v);
+                    for bb in 0..cnt {
+                        if ps[bb] != 0.0 {
+                            acc[r] += vs[bb];
+                        }
+                    }
+                }
+            }
+            for r in 0..R {
+                o[r] = if finite && xs.ok[r] { acc[r] } else { f64::NAN };
+            }
         }
     }
 }
@@ -1234,6 +1464,10 @@ pub(crate) fn int_rows<B: IntScales, const R: usize>(
             // SAFETY: IntPath::of gives a vector kernel only where the CPU has it.
             unsafe {
                 match path {
+                    #[cfg(target_arch = "x86_64")]
+                    IntPath::Avx512Vnni if B::REG != RegCodes::Buffer => {
+                        rows_vnni_reg::<B, R, $s>(xs, w, j0, out)
+                    }
                     #[cfg(target_arch = "x86_64")]
                     IntPath::Avx512Vnni => rows_vnni::<B, R, $s>(xs, w, j0, out),
                     #[cfg(target_arch = "x86_64")]
@@ -1428,6 +1662,16 @@ pub fn check_scales(ty: candle_core::quantized::GgmlDType, bytes: &[u8]) -> Resu
             let (asc, csc) = B::scales(blk, &mut sc, &mut mi);
             if !(asc.is_finite() && csc.is_finite()) {
                 continue;
+            }
+            #[cfg(target_arch = "x86_64")]
+            if B::REG != RegCodes::Buffer && has_vnni() {
+                // The VNNI kernel's own parsing of the scales (`vnni_scales`).
+                // SAFETY: the CPU has the features; blk is one whole block.
+                let v = unsafe { vnni_scales_array::<B>(blk) };
+                let m = if B::HAS_MIN { mi } else { [0; 16] };
+                if v != (sc, m, asc.to_bits(), csc.to_bits()) {
+                    return Err(format!("block {bi}: the VNNI kernel's scales differ"));
+                }
             }
             B::unpack(blk, &mut q[..B::LEN], &mut a, &mut c);
             let mut q2 = [0i8; 256];
