@@ -818,6 +818,8 @@ fn matmul_report(devs: &[(String, Device)], mismatches: &mut usize) {
         );
     }
     println!();
+    matmul_tiers_report();
+    println!();
     println!("matmul speed on the CPU, best of 5 in alternation (same run):");
     println!(
         "{:<38} {:<5} {:>9} {:>9} {:>7} {:>10}",
@@ -872,6 +874,56 @@ fn matmul_report(devs: &[(String, Device)], mismatches: &mut usize) {
                     100.0 * copy / ours,
                     bytes as f64 / copy / 1e9
                 );
+            }
+        }
+    }
+}
+
+/// Which tier decides the CPU matmul's outputs, per dtype and k: x (64, k) times a weight
+/// (256, k)^T (the GEMM path), and a decode row (1, k) (the GEMV path), on typical input
+/// and on input with outliers; counted by `matmul::tier_counts`.
+fn matmul_tiers_report() {
+    use candle_repro::matmul::tier_counts;
+    println!("matmul: which tier decides the outputs (CPU; % of outputs):");
+    println!(
+        "{:<6} {:>6} {:<10} {:<9} {:>9} {:>8} {:>8} {:>8} {:>8}",
+        "dtype", "k", "input", "path", "tier 1", "retry", "zero", "tier 2", "tier 3"
+    );
+    for dtype in [DType::F32, DType::BF16, DType::F16] {
+        for k in [64usize, 576, 4096] {
+            for (input, outliers) in [("typical", false), ("outliers", true)] {
+                // Typical values in [-8, 8); with outliers, every 37th one times 2^10.
+                let mut data = typical_input(320 * k);
+                if outliers {
+                    data.iter_mut().step_by(37).for_each(|v| *v *= 1024.0);
+                }
+                let (wd, xd) = data.split_at(256 * k);
+                let w = Tensor::from_slice(wd, (256, k), &Device::Cpu)
+                    .unwrap()
+                    .to_dtype(dtype)
+                    .unwrap();
+                for (path, m) in [("gemm", 64usize), ("gemv", 1)] {
+                    let x = Tensor::from_slice(&xd[..m * k], (m, k), &Device::Cpu)
+                        .unwrap()
+                        .to_dtype(dtype)
+                        .unwrap();
+                    let before = tier_counts();
+                    candle_repro::matmul(&x, &w.t().unwrap()).unwrap();
+                    let c = tier_counts().since(&before);
+                    let pct = |v: u64| format!("{:.2}", 100.0 * v as f64 / c.outputs as f64);
+                    println!(
+                        "{:<6} {:>6} {:<10} {:<9} {:>9} {:>8} {:>8} {:>8} {:>8}",
+                        format!("{dtype:?}").to_lowercase(),
+                        k,
+                        input,
+                        path,
+                        pct(c.tier1()),
+                        pct(c.retry),
+                        pct(c.zero_sign),
+                        pct(c.tier2),
+                        pct(c.tier3)
+                    );
+                }
             }
         }
     }

@@ -30,6 +30,7 @@ use crate::math::{Format, VectorPath};
 use rayon::prelude::*;
 use std::cell::RefCell;
 use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Rows up to which a product against a B contiguous along k takes the GEMV path.
 pub const GEMV_MAX_ROWS: usize = 4;
@@ -297,9 +298,11 @@ fn slow_output<T: Input, O: Format>(
         if !(r == 0.0 && err == 0.0)
             && let Some(o) = round_within::<O>(r, err)
         {
+            count(3, 1);
             return o;
         }
     }
+    count(4, 1);
     O::round(exact_dot(p.k, row, col, bias))
 }
 
@@ -316,6 +319,65 @@ impl<O> Out<O> {
     #[inline(always)]
     pub(crate) unsafe fn write(self, idx: usize, v: O) {
         unsafe { (*self.0.add(idx)).write(v) };
+    }
+}
+
+/// How many outputs of the CPU's matmul products each tier decided, counted since the
+/// process started (all threads, all products; `tier_counts`). A diagnostic for the
+/// report example and tests: only the outputs tier 1 leaves are counted one by one, on a
+/// path that costs a dot product of its own, and each product adds its size once.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TierCounts {
+    /// Every output of every product.
+    pub outputs: u64,
+    /// Left by the float route's test and decided by its second try (the f32 products
+    /// summed in f64, [`Shared::retry`]).
+    pub retry: u64,
+    /// Exact zeros whose sign the sign classes settled.
+    pub zero_sign: u64,
+    /// Decided by tier 2 (the compensated sum).
+    pub tier2: u64,
+    /// Computed exactly (tier 3).
+    pub tier3: u64,
+}
+
+impl TierCounts {
+    /// The outputs tier 1 decided (its rounding test on the f64 or float route's sum).
+    pub fn tier1(&self) -> u64 {
+        self.outputs - self.retry - self.zero_sign - self.tier2 - self.tier3
+    }
+
+    /// The counts between `before` and `self` (two readings of [`tier_counts`]).
+    pub fn since(&self, before: &TierCounts) -> TierCounts {
+        TierCounts {
+            outputs: self.outputs - before.outputs,
+            retry: self.retry - before.retry,
+            zero_sign: self.zero_sign - before.zero_sign,
+            tier2: self.tier2 - before.tier2,
+            tier3: self.tier3 - before.tier3,
+        }
+    }
+}
+
+/// The counters behind [`tier_counts`]: outputs, retry, zero sign, tier 2, tier 3.
+static COUNTS: [AtomicU64; 5] = [const { AtomicU64::new(0) }; 5];
+
+fn count(which: usize, n: u64) {
+    COUNTS[which].fetch_add(n, Ordering::Relaxed);
+}
+
+/// The tier counters now ([`TierCounts`]); take the difference of two readings around a
+/// product (run nothing else meanwhile) for that product's counts.
+#[doc(hidden)]
+pub fn tier_counts() -> TierCounts {
+    let c = |i: usize| COUNTS[i].load(Ordering::Relaxed);
+    TierCounts {
+        outputs: c(0),
+        retry: c(1),
+        zero_sign: c(2),
+        tier2: c(3),
+        tier3: c(4),
     }
 }
 
@@ -436,7 +498,11 @@ impl<T: Input> Shared<'_, T> {
         let rel = c * self.row_norm[bi * p.m + u.i] * u.col_norm;
         let err = rel + c * bias.abs() + if rel > 0.0 { self.abs_err } else { 0.0 };
         let (v, ok) = round_within_parts::<O>(y, err);
-        (ok & !((y == 0.0) & (err == 0.0))).then_some(v)
+        let decided = ok & !((y == 0.0) & (err == 0.0));
+        if decided {
+            count(1, 1);
+        }
+        decided.then_some(v)
     }
 
     /// An output tier 1 left: an exact zero whose sign the sign classes settle, or tiers
@@ -447,6 +513,7 @@ impl<T: Input> Shared<'_, T> {
             let bias = p.bias.as_ref().map(|v| v[u.j]);
             let row = self.row_signs[bi * p.m + u.i];
             if let Some(neg) = zero_sign(row, col_signs(), p.k, bias) {
+                count(2, 1);
                 return O::round(if neg { -0.0 } else { 0.0 });
             }
         }
@@ -868,6 +935,7 @@ pub(crate) fn matmul<T: Input, O: Format>(
     if out.is_empty() {
         return;
     }
+    count(0, out.len() as u64);
     let outp = Out(out.as_mut_ptr());
     let gemv = cfg.gemv && m <= GEMV_MAX_ROWS && k > 0 && p.b.iter().all(|b| b.rs == 1);
     let rows: Vec<LineStats> = p.a.iter().flat_map(|a| view_stats(a, true, m, k)).collect();

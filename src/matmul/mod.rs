@@ -99,6 +99,8 @@ pub mod cuda;
 pub(crate) mod kernel;
 
 pub use cpu::CpuConfig;
+#[doc(hidden)]
+pub use cpu::{TierCounts, tier_counts};
 
 use crate::math::Format;
 use crate::math::f8::f8e4m3_to_f32;

@@ -105,8 +105,8 @@
 //!
 //! # Cost (per 256 weights, one row of f32 x)
 //! Unpacking the codes, cq = sc q (8 vectors of 32 i16), 24 `vpdpwssd`, the lane
-//! reductions (one paired tree for Q4_K and Q6_K), a few scalar f64 steps; the f64 tier does 32 f64 vectors of decode, convert
-//! and fused multiply-add. i16 slices rather than the u8 x i8 `vpdpbusd`: the same bits
+//! reductions (for Q4_K and Q6_K on VNNI one tree per 8 blocks), a few f64 steps; the
+//! f64 tier does 32 f64 vectors of decode, convert and fused multiply-add. i16 slices rather than the u8 x i8 `vpdpbusd`: the same bits
 //! per instruction (32 products of 15-bit slices against 64 of 7-bit ones), but no offset
 //! to correct (`vpdpwssd` is signed x signed, and the codes are signed in half the types),
 //! the group scale folded into the codes (sc q fits an i16, not a u8), 3 slices instead of
@@ -136,25 +136,26 @@
 //!   its Q6_K times swing from 260 to 3900 us between rounds (not a usable reference).
 //!   Q8_0 and Q4_0 unchanged (0.8x and 0.7x of the f64 tier before), hence still off by
 //!   default.
-//! * Where the time goes (perf annotate, Q4_K on VNNI): no single hot spot; the samples
-//!   spread over the scale parsing, the f16 conversions, the unpacking, the multiply-adds,
-//!   the lane reductions and the f64 steps (none above about 14%). LLVM splits
-//!   `_mm512_dpwssd_epi32` into `vpmaddwd` + `vpaddd`, so the register kernel issues
-//!   `vpdpwssd` by inline asm (`dpwssd`; about half of Q6_K's gain). Q4_K stays slower
-//!   than Q6_K by its scalar per-block work: the 8 `scale_min_k4` (a word-parallel
-//!   version measured 25% slower as compiled, so not kept), two software f16 conversions
-//!   (`f16_at`; F16C would do), and N = sum_g m_g X_g in emulated 64-bit multiplies.
-//!   Next steps: the scales of several blocks at once in vectors, N in the kernel (an
-//!   extra `vpdpwssd` of the slices against the m_g), the f64 steps of a row's blocks in
-//!   f64 vectors (elementwise, so the same bits; the block-order sum stays scalar), or
-//!   keep the lanes per block in f64 vectors (no per-block reduction: the f64 combination
-//!   a fixed set of lane chains, a new rounding count in the bound); for the 32-weight
-//!   types combine 16 blocks per vector. AVX-VNNI (256-bit `vpdpwssd`) would halve the
-//!   AVX2 kernel's multiply-adds on CPUs that have it.
+//! * Since 2026-11-27 the VNNI kernel runs Q4_K and Q6_K eight blocks at a time
+//!   (`rows_vnni_reg`): the scales parsed in vectors (word-parallel 6-bit fields, F16C
+//!   for d and dmin), each block's accumulators widened lane by lane to the two parts of
+//!   T, one transposing tree for 8 blocks' parts and offset products, the f64 steps on 8
+//!   lanes (elementwise, so the same y as `rows_with`), the x loads folded into
+//!   `vpdpwssd` (`dpwssd_mem`). Measured (`cargo run --release --example qgemv_speed 5
+//!   Q4K,Q6K`, 2 threads, Zen 5 with AVX-512 VNNI, three runs alternating with the
+//!   previous binary, medians per run): Q4_K 890-1303 us against 1539-1620 before
+//!   (stock 157-270 us), Q6_K 1099-2062 against 1046-1808 (no gain beyond the noise;
+//!   stock 453-650). The block loop was 172 instructions for Q4_K with f32 x before the
+//!   loads were folded (about 23 ns per block on one thread, 60 cycles at the nominal
+//!   2.6 GHz): the 24 `vpdpwssd` and their loads, 8 code unpacks (mask or shift, widen,
+//!   scale multiply), the lane widening of 3 slices and the scale parsing. Next: several
+//!   weight rows per pass sharing each x slice, or fewer instructions per code (the
+//!   widening and the sc multiply are a third of the loop).
 //! * Not done (issue 27's wider scope): the prefill GEMM on integer units, `matmul` and
 //!   `Linear` with float weights, a slice count chosen per block from the exponent spread
-//!   (today 3 slices for f32 x, 2 for bf16/f16: fixed by the dtype), AVX-VNNI, and the
-//!   CUDA int8 tensor-core kernel (the emulator's s8 `mma` exists).
+//!   (today 3 slices for f32 x, 2 for bf16/f16: fixed by the dtype), AVX-VNNI, and a
+//!   CUDA int8 tensor-core kernel for this product (the matmul has one:
+//!   `kernels/matmul/ozaki.cuh`).
 
 // The kernels index several arrays (rows, slices, blocks) by the same loop variables.
 #![allow(clippy::needless_range_loop)]
