@@ -820,6 +820,8 @@ fn matmul_report(devs: &[(String, Device)], mismatches: &mut usize) {
     println!();
     matmul_tiers_report();
     println!();
+    quantized_tiers_report();
+    println!();
     println!("matmul speed on the CPU, best of 5 in alternation (same run):");
     println!(
         "{:<38} {:<5} {:>9} {:>9} {:>7} {:>10}",
@@ -924,6 +926,56 @@ fn matmul_tiers_report() {
                         pct(c.tier3)
                     );
                 }
+            }
+        }
+    }
+}
+
+/// The quantized GEMV's integer first tier: the share of outputs it decides on its own
+/// (`quantized::int_tier_decided`; the rest go to the f64 tier, whose share the matmul
+/// table above shows for dense weights), per weight type, x dtype and k, on one decode
+/// row against 256 weight rows, typical input and input with outliers as above.
+fn quantized_tiers_report() {
+    use candle_core::quantized::{GgmlDType, QTensor};
+    use candle_repro::quantized::{QMatMul, int_tier_decided};
+    println!("quantized GEMV: outputs the integer tier decides alone (CPU; % of outputs):");
+    println!(
+        "{:<6} {:<6} {:>6} {:>10} {:>10}",
+        "weight", "x", "k", "typical", "outliers"
+    );
+    let path = candle_repro::math::VectorPath::detect();
+    for ty in [
+        GgmlDType::Q4K,
+        GgmlDType::Q6K,
+        GgmlDType::Q8_0,
+        GgmlDType::Q4_0,
+    ] {
+        for dtype in [DType::F32, DType::BF16] {
+            for k in [256usize, 4096] {
+                let mut pct = vec![];
+                for outliers in [false, true] {
+                    let mut data = typical_input(257 * k);
+                    if outliers {
+                        data.iter_mut().step_by(37).for_each(|v| *v *= 1024.0);
+                    }
+                    let (wd, xd) = data.split_at(256 * k);
+                    let w = Tensor::from_slice(wd, (256, k), &Device::Cpu).unwrap();
+                    let q = QMatMul::from_qtensor(QTensor::quantize(&w, ty).unwrap()).unwrap();
+                    let x = Tensor::from_slice(xd, (1, k), &Device::Cpu)
+                        .unwrap()
+                        .to_dtype(dtype)
+                        .unwrap();
+                    let (decided, total) = int_tier_decided(&q, &x, path).unwrap();
+                    pct.push(format!("{:.2}", 100.0 * decided as f64 / total as f64));
+                }
+                println!(
+                    "{:<6} {:<6} {:>6} {:>10} {:>10}",
+                    format!("{ty:?}"),
+                    format!("{dtype:?}").to_lowercase(),
+                    k,
+                    pct[0],
+                    pct[1]
+                );
             }
         }
     }
