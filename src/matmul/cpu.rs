@@ -344,8 +344,10 @@ pub struct TierCounts {
 
 impl TierCounts {
     /// The outputs tier 1 decided (its rounding test on the f64 or float route's sum).
+    /// Saturating: readings taken while other products run need not add up.
     pub fn tier1(&self) -> u64 {
-        self.outputs - self.retry - self.zero_sign - self.tier2 - self.tier3
+        let rest = self.retry + self.zero_sign + self.tier2 + self.tier3;
+        self.outputs.saturating_sub(rest)
     }
 
     /// The counts between `before` and `self` (two readings of [`tier_counts`]).
