@@ -148,9 +148,10 @@
 //!   stock 453-650). The block loop was 172 instructions for Q4_K with f32 x before the
 //!   loads were folded (about 23 ns per block on one thread, 60 cycles at the nominal
 //!   2.6 GHz): the 24 `vpdpwssd` and their loads, 8 code unpacks (mask or shift, widen,
-//!   scale multiply), the lane widening of 3 slices and the scale parsing. Next: several
-//!   weight rows per pass sharing each x slice, or fewer instructions per code (the
-//!   widening and the sc multiply are a third of the loop).
+//!   scale multiply), the lane widening of 3 slices and the scale parsing. Next: fewer
+//!   instructions per code (the widening and the sc multiply are a third of the loop);
+//!   several weight rows per pass would share x's loads, but those are folded into
+//!   `vpdpwssd` and not what bounds the loop.
 //! * Not done (issue 27's wider scope): the prefill GEMM on integer units, `matmul` and
 //!   `Linear` with float weights, a slice count chosen per block from the exponent spread
 //!   (today 3 slices for f32 x, 2 for bf16/f16: fixed by the dtype), AVX-VNNI, and a
