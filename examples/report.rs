@@ -881,6 +881,16 @@ fn matmul_report(devs: &[(String, Device)], mismatches: &mut usize) {
     }
 }
 
+/// The tier tables' input: typical values in [-8, 8), with `outliers` every 37th one
+/// times 2^10.
+fn tier_input(n: usize, outliers: bool) -> Vec<f32> {
+    let mut data = typical_input(n);
+    if outliers {
+        data.iter_mut().step_by(37).for_each(|v| *v *= 1024.0);
+    }
+    data
+}
+
 /// Which tier decides the CPU matmul's outputs, per dtype and k: x (64, k) times a weight
 /// (256, k)^T (the GEMM path), and a decode row (1, k) (the GEMV path), on typical input
 /// and on input with outliers; counted by `matmul::tier_counts`.
@@ -894,11 +904,7 @@ fn matmul_tiers_report() {
     for dtype in [DType::F32, DType::BF16, DType::F16] {
         for k in [64usize, 576, 4096] {
             for (input, outliers) in [("typical", false), ("outliers", true)] {
-                // Typical values in [-8, 8); with outliers, every 37th one times 2^10.
-                let mut data = typical_input(320 * k);
-                if outliers {
-                    data.iter_mut().step_by(37).for_each(|v| *v *= 1024.0);
-                }
+                let data = tier_input(320 * k, outliers);
                 let (wd, xd) = data.split_at(256 * k);
                 let w = Tensor::from_slice(wd, (256, k), &Device::Cpu)
                     .unwrap()
@@ -954,10 +960,7 @@ fn quantized_tiers_report() {
             for k in [256usize, 4096] {
                 let mut pct = vec![];
                 for outliers in [false, true] {
-                    let mut data = typical_input(257 * k);
-                    if outliers {
-                        data.iter_mut().step_by(37).for_each(|v| *v *= 1024.0);
-                    }
+                    let data = tier_input(257 * k, outliers);
                     let (wd, xd) = data.split_at(256 * k);
                     let w = Tensor::from_slice(wd, (256, k), &Device::Cpu).unwrap();
                     let q = QMatMul::from_qtensor(QTensor::quantize(&w, ty).unwrap()).unwrap();

@@ -5,16 +5,13 @@
 use candle_core::{DType, Device, Tensor};
 use candle_repro::matmul::{CpuConfig, TierCounts, matmul_with_config, tier_counts};
 
+#[path = "common/lcg.rs"]
+mod lcg;
+
+/// n values uniform in [-8, 8) (the report's typical input).
 fn data(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 40) as f32 / (1u64 << 24) as f32) * 16.0 - 8.0
-        })
-        .collect()
+    let mut g = lcg::Lcg(seed);
+    (0..n).map(|_| (g.unit() * 16.0 - 8.0) as f32).collect()
 }
 
 /// The counts of one product of x (m, k) with w (256, k)^T in `dtype`.
@@ -49,30 +46,16 @@ fn every_output_is_counted_by_the_tier_that_decided_it() {
         let c = counts(&x[..rows * k], rows, k, DType::F32, cfg);
         println!("f32, {rows} rows: {c:?}");
         assert!(c.tier1() * 100 >= c.outputs * 99, "{c:?}");
+        let with = |start_tier| {
+            let cfg = CpuConfig { start_tier, ..cfg };
+            counts(&x[..rows * k], rows, k, DType::F32, cfg)
+        };
         // Tier 1 off: tier 2 decides nearly everything, tier 3 the rest.
-        let c = counts(
-            &x[..rows * k],
-            rows,
-            k,
-            DType::F32,
-            CpuConfig {
-                start_tier: Some(2),
-                ..cfg
-            },
-        );
+        let c = with(Some(2));
         assert_eq!(c.tier1() + c.retry, 0, "{c:?}");
         assert!(c.tier2 * 100 >= c.outputs * 99, "{c:?}");
         // Tier 3 alone: every output.
-        let c = counts(
-            &x[..rows * k],
-            rows,
-            k,
-            DType::F32,
-            CpuConfig {
-                start_tier: Some(3),
-                ..cfg
-            },
-        );
+        let c = with(Some(3));
         assert_eq!(c.tier3, c.outputs, "{c:?}");
         // A row of zeros: exact zeros, whose signs the sign classes settle.
         let zeros = vec![0f32; rows * k];
