@@ -196,9 +196,10 @@ fn ops(gpu: &Device) {
     }
 }
 
-/// Matmul 4096³ f32 and bf16: ours with the default tier 1 (f64 tiles), ours with the
-/// integer tier on the int8 tensor cores (its bits compared with the default's), and
-/// stock candle's cuBLAS product.
+/// Matmul 4096³ f32 and bf16: ours with the default tier 1, with each tier-1 kernel (the
+/// f64 tiles, the integer tier on the int8 tensor cores one warp per 16 x 8 outputs and
+/// tiled; their bits compared with the default's), tier 1 alone, and stock candle's cuBLAS
+/// product.
 fn matmul(gpu: &Device) {
     println!("matmul 4096³ (TFLOP/s; stock = candle's cuBLAS matmul)");
     let (m, k, nn) = (4096, 4096, 4096);
@@ -212,23 +213,71 @@ fn matmul(gpu: &Device) {
             int_tier: Some(true),
             ..Default::default()
         };
-        let int8 = || candle_repro::matmul::matmul_with_config(&a, &b, None, None, int_cfg);
-        let same = bits(&int8().unwrap()) == bits(&candle_repro::matmul(&a, &b).unwrap());
-        let ours_int8 = time(gpu, 3, 1, || int8().unwrap());
-        let stock = time(gpu, 3, 5, || a.matmul(&b).unwrap());
+        let tiled_cfg = candle_repro::matmul::CpuConfig {
+            int_tiled: true,
+            ..int_cfg
+        };
         let tf = |s: f64| 2.0 * (m * k * nn) as f64 / s / 1e12;
+        let name = format!("{dt:?}").to_lowercase();
+        // Each figure printed as soon as it is measured: a kernel that fails on the device
+        // leaves the figures before it.
+        let stock = time(gpu, 3, 5, || a.matmul(&b).unwrap());
         println!(
-            "{:<5} ours {:.2} ms ({:.1} TFLOP/s), int8 tier {:.2} ms ({:.1} TFLOP/s, same bits: {same}), stock {:.3} ms ({:.1} TFLOP/s), ours/stock speed {:.3}, int8/stock {:.3}",
-            format!("{dt:?}").to_lowercase(),
+            "{name:<5} stock {:.3} ms ({:.1} TFLOP/s)",
+            stock * 1e3,
+            tf(stock)
+        );
+        println!(
+            "{name:<5} ours (default) {:.2} ms ({:.1} TFLOP/s), ours/stock speed {:.3}",
             ours * 1e3,
             tf(ours),
-            ours_int8 * 1e3,
-            tf(ours_int8),
-            stock * 1e3,
-            tf(stock),
-            stock / ours,
-            stock / ours_int8
+            stock / ours
         );
+        let want = bits(&candle_repro::matmul(&a, &b).unwrap());
+        // Tier 1 alone (its undecided outputs written as NaN): how many outputs go on to
+        // tiers 2 and 3, and what the kernels cost without them.
+        let alone = |c: candle_repro::matmul::CpuConfig| candle_repro::matmul::CpuConfig {
+            start_tier: Some(0),
+            ..c
+        };
+        let nan_count = |t: &Tensor| -> usize {
+            let v = t.to_dtype(DType::F32).unwrap().flatten_all().unwrap();
+            let v = v.to_device(&Device::Cpu).unwrap().to_vec1::<f32>().unwrap();
+            v.iter().filter(|x| x.is_nan()).count()
+        };
+        let f64_cfg = candle_repro::matmul::CpuConfig {
+            int_tier: Some(false),
+            ..Default::default()
+        };
+        for (what, cfg) in [
+            ("f64 tiles, tier 1 alone", alone(f64_cfg)),
+            ("int8 tiled, tier 1 alone", alone(tiled_cfg)),
+        ] {
+            let run = || candle_repro::matmul::matmul_with_config(&a, &b, None, None, cfg);
+            let undecided = nan_count(&run().unwrap());
+            let t = time(gpu, 3, 1, || run().unwrap());
+            println!(
+                "{name:<5} {what} {:.2} ms ({:.1} TFLOP/s), {undecided} of {} outputs undecided",
+                t * 1e3,
+                tf(t),
+                m * nn
+            );
+        }
+        for (what, cfg) in [
+            ("f64 tiles", f64_cfg),
+            ("int8 tier", int_cfg),
+            ("int8 tiled", tiled_cfg),
+        ] {
+            let run = || candle_repro::matmul::matmul_with_config(&a, &b, None, None, cfg);
+            let same = bits(&run().unwrap()) == want;
+            let t = time(gpu, 3, 1, || run().unwrap());
+            println!(
+                "{name:<5} {what} {:.2} ms ({:.1} TFLOP/s, same bits: {same}), /stock speed {:.3}",
+                t * 1e3,
+                tf(t),
+                stock / t
+            );
+        }
     }
 }
 

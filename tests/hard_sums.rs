@@ -350,10 +350,10 @@ fn check_matmul(what: &str, cases: &[Case], dt: DType) -> usize {
     ));
     checked += 4 * n;
     // The CUDA kernels on the emulated device, from either tier-1 kernel (the f64 tiles,
-    // whose bound these sums were built against, and the integer tier).
+    // whose bound these sums were built against, and the integer tier's two kernels).
     let ((ab, al), (bb, bl)) = (upload(&a), upload(&b));
     use candle_repro::matmul::cuda::{Tier1, matmul_tier1};
-    for tier1 in [Tier1::F64Tiles, Tier1::Int8Slices] {
+    for tier1 in [Tier1::F64Tiles, Tier1::Int8Slices, Tier1::Int8Tiled] {
         let (dev, shape) =
             matmul_tier1(&Emu, (&ab, &al), (&bb, &bl), None, dt, None, tier1).unwrap();
         let got = bits(&download(&dev, shape));

@@ -78,14 +78,17 @@ fn cuda_bits_equal_cpu_bits() {
                 let gbias = bias.to_device(&gpu).unwrap();
                 // Both tier-1 kernels: the f64 tiles and the integer tier (f8e4m3 inputs
                 // always take the f64 tiles).
-                let kernels: &[bool] = if dt == DType::F8E4M3 {
-                    &[false]
+                // (int_tier, int_tiled): the f64 tiles, the integer tier's warp-per-tile
+                // and tiled kernels.
+                let kernels: &[(bool, bool)] = if dt == DType::F8E4M3 {
+                    &[(false, false)]
                 } else {
-                    &[false, true]
+                    &[(false, false), (true, false), (true, true)]
                 };
-                for &int_tier in kernels {
+                for &(int_tier, int_tiled) in kernels {
                     let cfg = CpuConfig {
                         int_tier: Some(int_tier),
+                        int_tiled,
                         ..CpuConfig::default()
                     };
                     let dev =
@@ -93,7 +96,7 @@ fn cuda_bits_equal_cpu_bits() {
                             .unwrap();
                     assert!(
                         bits(&cpu) == bits(&dev),
-                        "{dt:?}->{out:?} {ash:?} x {bsh:?} bias {with_bias} int tier {int_tier}"
+                        "{dt:?}->{out:?} {ash:?} x {bsh:?} bias {with_bias} int tier {int_tier} tiled {int_tiled}"
                     );
                 }
                 total += cpu.elem_count();

@@ -112,6 +112,7 @@ fn threads_vector_paths_blocking_and_tiers_do_not_change_a_bit() {
                                     gemv,
                                     start_tier: None,
                                     int_tier: Some(true),
+                                    int_tiled: false,
                                     int_tier_short_blocks: false,
                                     float_route,
                                 };

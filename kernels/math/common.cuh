@@ -18,6 +18,15 @@
 #define RM_SLOW_FN __attribute__((noinline))
 #endif
 
+// Full unrolling of a loop with a compile-time trip count, for loops that index register
+// arrays: without it nvcc may keep such an array in local memory (the stack frame in
+// ptxas -v). Host builds need no hint.
+#if defined(__CUDACC__)
+#define RM_UNROLL _Pragma("unroll")
+#else
+#define RM_UNROLL
+#endif
+
 // Shared memory: REPRO_SHARED(T, name, [dims]) is `__shared__ T name[dims]`. The emulated
 // device (tools/cuda-emu/include/cuda_emu.h) defines it first, to see every access.
 #if !defined(REPRO_SHARED)

@@ -61,6 +61,21 @@
 // goes on exactly as from the f64 tier (`decide_output`): an exact zero's sign from the
 // sign classes, tiers 2 and 3.
 //
+// # The tiled kernel
+// `repro_matmul_ozakit_*` forms the same integers D_d from shared-memory tiles (64 rows of A
+// and 8 NT columns of B per block of 4 warps; NT = 4 for bf16 and f16, 2 for f32, whose S = 6
+// levels need more accumulator registers) and combines them per k-block in pairs,
+// X_j = 2^7 D_2j + D_2j+1 (D_ND = 0), as the tensor cores accumulate them: an even-diagonal
+// product is formed from zero and added times 2^7, an odd one accumulated in place. Every
+// partial X_j is at most (2^7 + 1) S KB 127^2 <= 129 6 64 16129 < 2^30 in magnitude (each
+// diagonal has at most S pairs), so s32 holds it exactly in every order. Then
+// Z_i = 2^14 X_2i + X_2i+1 (i < S / 2; |Z_i| < 2^45, exact in s64 and in f64) and
+// v_b,i = Z_i 2^(E_A + E_B - 2F + 7 (ND - 4 - 4 i)), added in i order: S / 2 <= 2S - 1 terms
+// per block, sum |v| <= the same sum_q |x~_A,q x~_B,q|, so the bound above (its N counts
+// 2S - 1 terms per block) holds unchanged. The warp's level
+// counts La, Lb are those of its 16 rows and 8 NT columns; a line's levels at or past its
+// own L are staged as zeros, so the skipped and the zero pairs give the same integers.
+//
 // # Cost
 // Per 16 x 8 outputs and 32 k: La Lb mma (at most 36 for f32, 16 for bf16 and f16; on
 // normal(0, 1) data mostly 9 for bf16, whose 8-bit significands span two or three 7-bit
@@ -93,7 +108,34 @@ struct OzSlices<InF16> {
     static const int S = 4;
 };
 
+// The tiled kernel: rows of A per block, n8 tiles per warp per input dtype, and the
+// shared-memory words per staged line (S levels of 64 bytes, plus 4 words so that the 8
+// lines of one fragment load fall in 8 different groups of banks).
+#define RM_OZT_BM 64
+#define RM_OZT_LINE_WORDS(S) (16 * (S) + 4)
+template <class In>
+struct OzTile;
+template <>
+struct OzTile<InF32> {
+    static const int NT = 2;
+};
+template <>
+struct OzTile<InBF16> {
+    static const int NT = 4;
+};
+template <>
+struct OzTile<InF16> {
+    static const int NT = 4;
+};
+
 RM_FN int32_t max_i32(int32_t a, int32_t b) { return a > b ? a : b; }
+
+// x as an f64, exactly, for |x| < 2^51: x added to the integer field of 1.5 2^52, then
+// 1.5 2^52 subtracted (both exact). An integer add and an f64 subtraction, where the
+// integer-to-f64 conversion instructions run at a quarter of the f64 rate or less.
+RM_FN double oz_i64_to_f64(int64_t x) {
+    return f64_from_bits(0x4338000000000000ULL + (uint64_t)x) - F64(0x4338000000000000);
+}
 
 // 2^e for e in f64's normal range.
 RM_FN double oz_pow2(int32_t e) { return f64_from_bits((uint64_t)(int64_t)(e + 1023) << 52); }
@@ -101,6 +143,25 @@ RM_FN double oz_pow2(int32_t e) { return f64_from_bits((uint64_t)(int64_t)(e + 1
 // The E with 2^(E-1) <= m < 2^E, for a finite m > 0 (f32, exact and normal in f64).
 RM_FN int32_t oz_block_exponent(float m) {
     return (int32_t)((f64_to_bits((double)m) >> 52) & 0x7FF) - 1022;
+}
+
+// The digits of one finite element x of a block of exponent e: digit s at out[s KB] (an s8),
+// the square of its tail added to *tail_sq; returns one more than its last nonzero digit's
+// index (0 for no nonzero digit).
+template <int S>
+RM_FN int32_t oz_slice_element(float x, int32_t e, uint8_t* out, double* tail_sq) {
+    const double up = oz_pow2(7 * S - e), down = oz_pow2(e - 7 * S);
+    int64_t y = f64_to_i64((double)x * up);
+    double tau = (double)x - (double)y * down;
+    *tail_sq += tau * tau;
+    uint64_t mag = (uint64_t)(y < 0 ? -y : y);
+    int32_t levels = 0;
+    for (int s = 0; s < S; s++) {
+        uint32_t digit = (uint32_t)(mag >> (7 * (S - 1 - s))) & 127u;
+        out[s * RM_OZ_KB] = (uint8_t)(y < 0 ? 0u - digit : digit);
+        if (digit != 0) levels = s + 1;
+    }
+    return levels;
 }
 
 // Slices block `b` of a line (elements q0 = b KB .. q0 + KB - 1 of `len`, zeros past it)
@@ -119,20 +180,11 @@ RM_FN int32_t oz_slice_block(const L& line, size_t len, size_t b, uint8_t* out,
         mx = ax > mx ? ax : mx;
     }
     const int32_t e = mx > 0.0f ? oz_block_exponent(mx) : 0;
-    const double up = oz_pow2(7 * S - e), down = oz_pow2(e - 7 * S);
     int32_t levels = 0;
     for (int q = 0; q < RM_OZ_KB; q++) {
         float x = q0 + q < len ? line(q0 + q) : 0.0f;
         if (!is_finite_f32(x)) x = 0.0f;
-        int64_t y = f64_to_i64((double)x * up);
-        double tau = (double)x - (double)y * down;
-        *tail_sq += tau * tau;
-        uint64_t mag = (uint64_t)(y < 0 ? -y : y);
-        for (int s = 0; s < S; s++) {
-            uint32_t digit = (uint32_t)(mag >> (7 * (S - 1 - s))) & 127u;
-            out[s * RM_OZ_KB + q] = (uint8_t)(y < 0 ? 0u - digit : digit);
-            if (digit != 0 && s >= levels) levels = s + 1;
-        }
+        levels = max_i32(levels, oz_slice_element<S>(x, e, out + q, tail_sq));
     }
     return 8 * e + levels;
 }

@@ -60,18 +60,21 @@ struct Line {
 #define RM_MM_FAST_MAX_K (1ULL << 26)
 #define RM_MM_F8_EXACT_MAX_K (1ULL << 17)
 
-// The stats of one line: *norm = sqrt of the f64 sum of squares (a bound only: any order),
-// *signs bit 0 if some element has its sign bit clear, bit 1 if some has it set.
+// The stats of elements first, first + step, ... of a line: *sq the f64 sum of their
+// squares (the line's norm is the square root of the sum over all its elements, a bound
+// only: any order), *signs bit 0 if some element has its sign bit clear, bit 1 if some has
+// it set.
 template <class L>
-RM_FN void line_stats(size_t len, const L& line, double* norm, uint8_t* signs) {
-    double sq = 0.0;
+RM_FN void line_stats(size_t first, size_t len, size_t step, const L& line, double* sq,
+                      uint8_t* signs) {
+    double acc = 0.0;
     uint32_t s = 0;
-    for (size_t q = 0; q < len; q++) {
+    for (size_t q = first; q < len; q += step) {
         float x = line(q);
-        sq += (double)x * (double)x;
+        acc += (double)x * (double)x;
         s |= 1u << (f32_to_bits(x) >> 31);
     }
-    *norm = sqrt(sq);
+    *sq = acc;
     *signs = (uint8_t)s;
 }
 

@@ -133,9 +133,13 @@ pub struct CpuConfig {
     /// scalar one more), `Some(true)` on any path, `Some(false)` the f64 tier alone. For
     /// tests and benchmarks: no output changes with it. On a CUDA device it picks the
     /// matmul's tier-1 kernel: `Some(true)` the integer tier on the int8 tensor cores
-    /// (`kernels/matmul/ozaki.cuh`), `Some(false)` or `None` the f64 tiles (the default
-    /// until the integer tier is measured on a GPU).
+    /// (`kernels/matmul/ozaki.cuh`; `int_tiled` picks its kernel), `Some(false)` the f64
+    /// tiles, `None` the one measured fastest for the input dtype (`cuda::Tier1::for_input`).
     pub int_tier: Option<bool>,
+    /// On a CUDA device with `int_tier = Some(true)`: the integer tier's tiled kernel
+    /// (`cuda::Tier1::Int8Tiled`, shared-memory tiles) instead of one warp per 16 x 8
+    /// outputs. No output changes with it.
+    pub int_tiled: bool,
     /// Whether the integer tier also runs on the 32-weight block types (Q4_0, Q4_1, Q5_0,
     /// Q5_1, Q8_0, Q8_1): off by default, where it is slower than the f64 tier today
     /// (`quantized::int_tier`'s header); tests switch it on.
@@ -155,6 +159,7 @@ impl Default for CpuConfig {
             gemv: true,
             start_tier: None,
             int_tier: None,
+            int_tiled: false,
             int_tier_short_blocks: false,
             float_route: None,
         }

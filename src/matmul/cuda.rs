@@ -18,6 +18,10 @@ const BLOCK: u32 = 256;
 const TILE: u64 = 64;
 /// Warps per block of the integer tier's product kernel (`REPRO_MM_OZ_WARPS`).
 const OZ_WARPS: u32 = 4;
+/// Warps per block of the tiled integer tier (`REPRO_MM_OZT_WARPS`), rows of A per block
+/// (`RM_OZT_BM`).
+const OZT_WARPS: u32 = 4;
+const OZT_BM: u64 = 64;
 /// Blocks at most (more work is taken by the grid-stride loops; no effect on the bits).
 const MAX_BLOCKS: u64 = 65_535;
 
@@ -38,7 +42,7 @@ pub(crate) struct LineStats<B> {
     pub signs: B,
 }
 
-/// The launch of a kernel over an operand's lines (`<kernel>_<in>`, one thread per line),
+/// The launch of a kernel over an operand's lines (`<kernel>_<in>`, `threads_per_line`),
 /// with the arguments every such kernel starts with: `lines_at` = (per_batch, lines, len,
 /// line_stride, elem_stride) as [`line_stats`] takes them.
 fn per_line_plan<D: Device + ?Sized>(
@@ -47,10 +51,11 @@ fn per_line_plan<D: Device + ?Sized>(
     s: &D::Buffer,
     bases: &D::Buffer,
     (per_batch, lines, len, line_stride, elem_stride): (u64, u64, u64, u64, u64),
+    threads_per_line: u64,
 ) -> Result<LaunchPlan> {
     let dtype = dev.dtype(s);
     let name = format!("{kernel}_{}", suffix(dtype)?);
-    let blocks = grid_stride_blocks(lines, BLOCK, MAX_BLOCKS);
+    let blocks = grid_stride_blocks(lines * threads_per_line, BLOCK, MAX_BLOCKS);
     Ok(LaunchPlan::new(Module::Matmul, name, blocks, BLOCK)
         .arg(KernelArg::U64(lines))
         .arg(KernelArg::U64(len))
@@ -78,9 +83,19 @@ pub(crate) fn line_stats<D: Device + ?Sized>(
     let mut signs = dev.alloc(DType::U8, lines.max(1) as usize)?;
     if lines > 0 {
         let lines_at = (per_batch, lines, len, line_stride, elem_stride);
-        let plan = per_line_plan(dev, "repro_matmul_stats", s, bases, lines_at)?
-            .buf(2, DType::F64, 0, lines as usize)
-            .buf(3, DType::U8, 0, lines as usize);
+        // Contiguous lines one warp each, strided ones 8 threads each (the kernel's
+        // header): a function of the layout only.
+        let threads_per_line = if elem_stride == 1 { 32 } else { 8 };
+        let plan = per_line_plan(
+            dev,
+            "repro_matmul_stats",
+            s,
+            bases,
+            lines_at,
+            threads_per_line,
+        )?
+        .buf(2, DType::F64, 0, lines as usize)
+        .buf(3, DType::U8, 0, lines as usize);
         let slots = &mut [
             Slot::In(s),
             Slot::In(bases),
@@ -92,24 +107,46 @@ pub(crate) fn line_stats<D: Device + ?Sized>(
     Ok(LineStats { norm, signs })
 }
 
-/// The kernel that forms each output's first sum. Which one runs changes no bit: both give
-/// the correctly rounded value or hand the output to tiers 2 and 3.
+/// The kernel that forms each output's first sum. Which one runs changes no bit: each gives
+/// the correctly rounded value or hands the output to tiers 2 and 3.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Tier1 {
-    /// f64 sums in shared-memory tiles (`repro_matmul_<in>_<out>`), every input dtype.
+    /// The kernel measured fastest for the input dtype ([`Tier1::for_input`]).
     #[default]
+    Auto,
+    /// f64 sums in shared-memory tiles (`repro_matmul_<in>_<out>`), every input dtype.
     F64Tiles,
     /// The integer tier on the int8 tensor cores (`kernels/matmul/ozaki.cuh`, sm_80+) for
     /// f32, bf16 and f16 inputs; f8e4m3 inputs keep the f64 tiles, where their sums are
     /// exact.
     Int8Slices,
+    /// The integer tier from shared-memory tiles (`repro_matmul_ozakit_*`, 64 x 8 NT
+    /// outputs per block of 4 warps, ozaki.cuh's "The tiled kernel"): the same integers.
+    Int8Tiled,
+}
+
+impl Tier1 {
+    /// The default kernel per input dtype, from the 4096³ products timed on an H100
+    /// (docs/PERFORMANCE.md, "Matmul on the int8 tensor cores"): the integer tier's tiled
+    /// kernel for f32, bf16 and f16; the f64 tiles for f8e4m3, whose sums they form
+    /// exactly. A function of the dtype alone.
+    pub fn for_input(dtype: DType) -> Tier1 {
+        match dtype {
+            DType::F32 | DType::BF16 | DType::F16 => Tier1::Int8Tiled,
+            _ => Tier1::F64Tiles,
+        }
+    }
 }
 
 /// The integer tier's k-block (`RM_OZ_KB`) and slices per input dtype (`OzSlices`).
 const OZ_KB: u64 = 64;
 fn oz_slices(d: DType) -> u64 {
     if d == DType::F32 { 6 } else { 4 }
+}
+/// The tiled kernel's n8 tiles per warp (`OzTile`): its block is 64 x 8 NT outputs.
+fn oz_tile_nt(d: DType) -> u64 {
+    if d == DType::F32 { 2 } else { 4 }
 }
 
 /// The integer tier's coefficient c = N 2^-53 (1 + 2^-20), N = nb (2S - 1) (+ 1 with a
@@ -151,7 +188,7 @@ fn slices<D: Device + ?Sized>(
     let mut tail = dev.alloc(DType::F64, (lines as usize).max(1))?;
     if lines > 0 {
         let lines_at = (per_batch, lines, len, line_stride, elem_stride);
-        let plan = per_line_plan(dev, "repro_matmul_slices", s, bases, lines_at)?
+        let plan = per_line_plan(dev, "repro_matmul_slices", s, bases, lines_at, 32)?
             .arg(KernelArg::U64(nb))
             .buf(2, DType::U8, 0, count)
             .buf(3, DType::U32, 0, (lines * nb) as usize)
@@ -201,6 +238,10 @@ pub fn matmul_tier1<D: Device + ?Sized>(
     if dev.dtype(b.0) != in_dtype {
         candle_core::bail!("candle-repro matmul: operands of different dtypes")
     }
+    let tier1 = match tier1 {
+        Tier1::Auto => Tier1::for_input(in_dtype),
+        t => t,
+    };
     let a_bases = batch_bases(a.1);
     let batch = a_bases.len() as u64;
     let b_bases = batch_bases(b.1);
@@ -222,7 +263,7 @@ pub fn matmul_tier1<D: Device + ?Sized>(
     let rows = line_stats(dev, a.0, &a_bases, m, batch * m, k, a_rs, a_cs)?;
     let cols = line_stats(dev, b.0, &b_bases, n, batch * n, k, b_cs, b_rs)?;
     let exact_sums = in_dtype == DType::F8E4M3 && k as usize <= super::cpu::F8_EXACT_MAX_K;
-    let int8 = tier1 == Tier1::Int8Slices && in_dtype != DType::F8E4M3;
+    let int8 = tier1 != Tier1::F64Tiles && in_dtype != DType::F8E4M3;
     // Some(0): tier 1 alone, its undecided outputs NaN (tests count what it decides).
     let tier1_on = start_tier.is_none_or(|t| t == 0);
     let coeff = if int8 {
@@ -246,7 +287,16 @@ pub fn matmul_tier1<D: Device + ?Sized>(
     };
     // Slots: 0 A, 1 its bases, 2 B, 3 its bases, 4..=7 the stats, 8 the output, 9 the bias,
     // 10..=15 the slices.
-    let (name, grid, threads) = if int8 {
+    let (name, grid, threads) = if int8 && tier1 == Tier1::Int8Tiled {
+        let bn = 8 * oz_tile_nt(in_dtype);
+        let tiles = batch * m.div_ceil(OZT_BM) * n.div_ceil(bn);
+        let name = format!("repro_matmul_ozakit_{}_{}", suffix(in_dtype)?, suffix(out)?);
+        (
+            name,
+            grid_stride_blocks(tiles, 1, MAX_BLOCKS),
+            32 * OZT_WARPS,
+        )
+    } else if int8 {
         let tiles = batch * m.div_ceil(16) * n.div_ceil(8);
         let name = format!("repro_matmul_ozaki_{}_{}", suffix(in_dtype)?, suffix(out)?);
         (

@@ -87,11 +87,12 @@
 //! the GEMV/GEMM choice, the device), is invisible in the output. The CUDA half
 //! (`cuda.rs`, `kernels/matmul/matmul.cu`) reaches the same values the same way, with the second
 //! and third tiers in headers that compile as host C++ (`kernels/matmul/*.cuh`). Its tier 1
-//! is the f64 tiles by default; `cuda::Tier1::Int8Slices` (`CpuConfig::int_tier =
-//! Some(true)`) starts instead from the integer tier on the int8 tensor cores: each row of
-//! a and column of b cut into s8 slices under one power of two per 64 k, the slice products
-//! exact in s32, combined in f64 under a bound that also carries what the slices do not
-//! cover (`kernels/matmul/ozaki.cuh` has the proof), then the same decision and tiers.
+//! is, by default for f32, bf16 and f16 inputs (`cuda::Tier1::for_input`), the integer tier
+//! on the int8 tensor cores: each row of a and column of b cut into s8 slices under one
+//! power of two per 64 k, the slice products exact in s32, combined in f64 under a bound
+//! that also carries what the slices do not cover (`kernels/matmul/ozaki.cuh` has the
+//! proof), then the same decision and tiers; f8e4m3 inputs, and `CpuConfig::int_tier =
+//! Some(false)`, take f64 sums in shared-memory tiles.
 
 pub(crate) mod cpu;
 /// The device half: launch plans of `kernels/matmul/matmul.cu` over [`crate::launch::Device`].
@@ -358,9 +359,10 @@ impl Matmul {
     #[cfg(feature = "cuda")]
     fn tier1(&self) -> cuda::Tier1 {
         match self.cfg.and_then(|c| c.int_tier) {
+            Some(true) if self.cfg.is_some_and(|c| c.int_tiled) => cuda::Tier1::Int8Tiled,
             Some(true) => cuda::Tier1::Int8Slices,
             Some(false) => cuda::Tier1::F64Tiles,
-            None => cuda::Tier1::default(),
+            None => cuda::Tier1::Auto,
         }
     }
 
