@@ -643,9 +643,11 @@ __device__ void to_f8e4m3(uint64_t count, int32_t overflow, const typename In::T
                    exps, tail);                                                               \
     }
 
-#define REPRO_MM_OZAKI(iname, In, oname, O)                                                   \
-    extern "C" __global__ void __launch_bounds__(32 * REPRO_MM_OZ_WARPS)                      \
-        repro_matmul_ozaki_##iname##_##oname(                                                 \
+// Both integer-tier products: kernel repro_matmul_<kname>_<in>_<out> running `fn` with
+// `warps` warps per block, the same arguments.
+#define REPRO_MM_OZAKI_KERNEL(kname, fn, warps, iname, In, oname, O)                          \
+    extern "C" __global__ void __launch_bounds__(32 * (warps))                                \
+        repro_matmul_##kname##_##iname##_##oname(                                             \
             uint64_t batch, uint64_t m, uint64_t n, uint64_t k, const In::T* a,               \
             const uint64_t* a_bases, uint64_t a_rs, uint64_t a_cs, const In::T* b,            \
             const uint64_t* b_bases, uint64_t b_rs, uint64_t b_cs, const O::T* bias,          \
@@ -654,28 +656,14 @@ __device__ void to_f8e4m3(uint64_t count, int32_t overflow, const typename In::T
             const double* col_norm, const uint8_t* col_signs, const uint8_t* a_sl,            \
             const int32_t* a_exp, const double* a_tail, const uint8_t* b_sl,                  \
             const int32_t* b_exp, const double* b_tail, O::T* out) {                          \
-        product_ozaki<In, O>(batch, m, n, k, a, a_bases, a_rs, a_cs, b, b_bases, b_rs, b_cs,  \
-                             bias, bias_base, bias_stride, has_bias, coeff, start_tier,       \
-                             row_norm, row_signs, col_norm, col_signs, a_sl, a_exp, a_tail,   \
-                             b_sl, b_exp, b_tail, out);                                       \
+        fn<In, O>(batch, m, n, k, a, a_bases, a_rs, a_cs, b, b_bases, b_rs, b_cs, bias,       \
+                  bias_base, bias_stride, has_bias, coeff, start_tier, row_norm, row_signs,   \
+                  col_norm, col_signs, a_sl, a_exp, a_tail, b_sl, b_exp, b_tail, out);        \
     }
-
-#define REPRO_MM_OZAKI_TILED(iname, In, oname, O)                                             \
-    extern "C" __global__ void __launch_bounds__(32 * REPRO_MM_OZT_WARPS)                     \
-        repro_matmul_ozakit_##iname##_##oname(                                                \
-            uint64_t batch, uint64_t m, uint64_t n, uint64_t k, const In::T* a,               \
-            const uint64_t* a_bases, uint64_t a_rs, uint64_t a_cs, const In::T* b,            \
-            const uint64_t* b_bases, uint64_t b_rs, uint64_t b_cs, const O::T* bias,          \
-            uint64_t bias_base, uint64_t bias_stride, int32_t has_bias, double coeff,         \
-            int32_t start_tier, const double* row_norm, const uint8_t* row_signs,             \
-            const double* col_norm, const uint8_t* col_signs, const uint8_t* a_sl,            \
-            const int32_t* a_exp, const double* a_tail, const uint8_t* b_sl,                  \
-            const int32_t* b_exp, const double* b_tail, O::T* out) {                          \
-        product_ozaki_tiled<In, O>(batch, m, n, k, a, a_bases, a_rs, a_cs, b, b_bases, b_rs,  \
-                                   b_cs, bias, bias_base, bias_stride, has_bias, coeff,       \
-                                   start_tier, row_norm, row_signs, col_norm, col_signs,      \
-                                   a_sl, a_exp, a_tail, b_sl, b_exp, b_tail, out);            \
-    }
+#define REPRO_MM_OZAKI(iname, In, oname, O) \
+    REPRO_MM_OZAKI_KERNEL(ozaki, product_ozaki, REPRO_MM_OZ_WARPS, iname, In, oname, O)
+#define REPRO_MM_OZAKI_TILED(iname, In, oname, O) \
+    REPRO_MM_OZAKI_KERNEL(ozakit, product_ozaki_tiled, REPRO_MM_OZT_WARPS, iname, In, oname, O)
 
 REPRO_MM_STATS(f32, repro::matmul::InF32)
 REPRO_MM_STATS(bf16, repro::matmul::InBF16)
