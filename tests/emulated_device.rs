@@ -1723,6 +1723,98 @@ fn matmul_int8_tier_decides_typical_outputs() {
     }
 }
 
+/// The line stats every matmul tier reads (`repro_matmul_stats`: the norm of each row of A
+/// and column of B, and its sign classes) against their definition: norm = sqrt(sum of
+/// x_q^2) over the whole line, a bound only, so the device's may differ from this f64 sum in
+/// order alone, by at most 2 (k + 2) 2^-53 relative; the sign classes bit 0 for some
+/// element with its sign bit clear, bit 1 for some with it set, exactly. Contiguous lines
+/// (one warp each) and strided ones (8 chunks of k each) of lengths around the chunking,
+/// line counts around the 32 lines of a block, two batches, and lines of zeros, of -0, with
+/// an infinity and with a NaN. A norm that leaves out part of the line (a chunk, a tail) is
+/// a defect the products' tests can miss (a short norm still bounds many sums): this one
+/// does not.
+#[test]
+fn matmul_line_stats_match_their_definition() {
+    use candle_repro::matmul::cuda::line_stats;
+    let mut rng = Lcg(29);
+    let mut checked = 0;
+    for dt in [DType::F32, DType::BF16] {
+        for (lines, k) in [(37, 1), (33, 7), (64, 8), (70, 63), (40, 129), (5, 600)] {
+            let mut v: Vec<f64> = (0..lines * k)
+                .map(|_| rng.sign() * (1.0 + rng.unit()) * 2f64.powi(rng.below(20) as i32 - 10))
+                .collect();
+            for q in 0..k {
+                v[q] = 0.0;
+                v[k + q] = -0.0;
+            }
+            v[2 * k + k / 2] = f64::INFINITY;
+            v[3 * k + k - 1] = f64::NAN;
+            let t = Tensor::from_vec(v, (lines, k), &Cpu::Cpu)
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap();
+            let x: Vec<f32> = t
+                .to_dtype(DType::F32)
+                .unwrap()
+                .flatten_all()
+                .unwrap()
+                .to_vec1()
+                .unwrap();
+            let half = lines.div_ceil(2);
+            // Lines as rows (contiguous) and as the columns of the transposed copy (strided),
+            // each as two batches: lines 0..half at base 0, the rest at the second base.
+            let rows = t.clone();
+            let cols = t.t().unwrap().contiguous().unwrap();
+            for (view, line_stride, elem_stride) in
+                [(&rows, k as u64, 1u64), (&cols, 1, lines as u64)]
+            {
+                let (buf, _) = upload(view);
+                let bases = Emu.upload_u64(&[0, half as u64 * line_stride]).unwrap();
+                let stats = line_stats(
+                    &Emu,
+                    &buf,
+                    &bases,
+                    half as u64,
+                    lines as u64,
+                    k as u64,
+                    line_stride,
+                    elem_stride,
+                )
+                .unwrap();
+                let norms: Vec<f64> = download(&stats.norm, lines.max(1)).to_vec1().unwrap();
+                let signs: Vec<u8> = download(&stats.signs, lines.max(1)).to_vec1().unwrap();
+                for l in 0..lines {
+                    let line = &x[l * k..(l + 1) * k];
+                    let sq: f64 = line.iter().map(|&e| e as f64 * e as f64).sum();
+                    let want = sq.sqrt();
+                    let mut want_signs = 0u8;
+                    for &e in line {
+                        want_signs |= 1 << (e.to_bits() >> 31);
+                    }
+                    let what =
+                        format!("{dt:?} {lines} lines of {k}, stride {elem_stride}, line {l}");
+                    assert_eq!(signs[l], want_signs, "{what}: sign classes");
+                    let got = norms[l];
+                    if want.is_nan() {
+                        assert!(got.is_nan(), "{what}: norm {got} want NaN");
+                    } else if want.is_infinite() || want == 0.0 {
+                        assert_eq!(
+                            got.to_bits(),
+                            want.to_bits(),
+                            "{what}: norm {got} want {want}"
+                        );
+                    } else {
+                        let tol = 2.0 * (k as f64 + 2.0) * 2f64.powi(-53) * want;
+                        assert!((got - want).abs() <= tol, "{what}: norm {got} want {want}");
+                    }
+                    checked += 1;
+                }
+            }
+        }
+    }
+    println!("{checked} line norms and sign classes match their definition");
+}
+
 #[test]
 fn to_f8e4m3_matches_the_cpu() {
     use candle_repro::Overflow;

@@ -37,7 +37,8 @@ fn suffix(d: DType) -> Result<&'static str> {
 }
 
 /// Norms (F64) and sign classes (U8) of `lines` lines of a strided operand.
-pub(crate) struct LineStats<B> {
+#[doc(hidden)]
+pub struct LineStats<B> {
     pub norm: B,
     pub signs: B,
 }
@@ -68,8 +69,9 @@ fn per_line_plan<D: Device + ?Sized>(
 
 /// The operand's lines: `lines` of `len` elements, line `i` of batch `i / per_batch` at
 /// `bases[i / per_batch] + (i % per_batch) line_stride`, elements `elem_stride` apart.
+#[doc(hidden)]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn line_stats<D: Device + ?Sized>(
+pub fn line_stats<D: Device + ?Sized>(
     dev: &D,
     s: &D::Buffer,
     bases: &D::Buffer,
