@@ -1,24 +1,36 @@
 #!/usr/bin/env bash
-# The crate as users get it (called by .ci/run): `cargo publish --dry-run` packs what the
-# `include` list of Cargo.toml names, then the unpacked .crate builds and runs its own
-# `cargo test --release` outside the repository. There the tests that need the workspace
-# tools (tools/mpfr-oracle, tools/kernel-hostcheck) are compiled out, and build.rs says so.
-# The repository's target directory is reused, so only candle-repro itself is rebuilt.
+# The crates as users get them (called by .ci/run): `cargo publish --dry-run` packs what the
+# `include` lists of Cargo.toml and core/Cargo.toml name (candle-repro and its
+# framework-free core, repro-core, packed together: cargo resolves the unpublished core
+# from the packed copy), then each unpacked .crate builds and runs its own
+# `cargo test --release` outside the repository, candle-repro against the unpacked core.
+# There the tests that need the workspace tools (tools/mpfr-oracle, tools/kernel-hostcheck)
+# are compiled out, and the build scripts say so. The repository's target directory is
+# reused, so only the two crates themselves are rebuilt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
 
 # --allow-dirty: a local run may have uncommitted edits (CI runs on a clean clone).
-cargo publish --dry-run --no-verify --allow-dirty
-rm -f target/package/candle-repro-*.crate
-cargo package --no-verify --allow-dirty
-crate="$(ls target/package/candle-repro-*.crate)"
-echo "packaged: $crate ($(tar tzf "$crate" | wc -l) files, $(du -h "$crate" | cut -f1))"
-
+cargo publish --dry-run --no-verify --allow-dirty -p repro-core -p candle-repro
+rm -f target/package/candle-repro-*.crate target/package/repro-core-*.crate
+cargo package --no-verify --allow-dirty -p repro-core -p candle-repro
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-tar xzf "$crate" -C "$tmp"
-cd "$tmp"/candle-repro-*/
+for name in repro-core candle-repro; do
+  crate="$(ls target/package/$name-*.crate)"
+  echo "packaged: $crate ($(tar tzf "$crate" | wc -l) files, $(du -h "$crate" | cut -f1))"
+  tar xzf "$crate" -C "$tmp"
+done
+core_dir="$(ls -d "$tmp"/repro-core-*/)"
+
+cd "$core_dir"
 start=$(date +%s)
 CARGO_TARGET_DIR="$root/target" cargo test --release
-echo "packaged crate: cargo test --release: $(($(date +%s) - start)) s"
+echo "packaged repro-core: cargo test --release: $(($(date +%s) - start)) s"
+
+cd "$tmp"/candle-repro-*/
+start=$(date +%s)
+CARGO_TARGET_DIR="$root/target" cargo test --release \
+  --config "patch.crates-io.repro-core.path='$core_dir'"
+echo "packaged candle-repro: cargo test --release: $(($(date +%s) - start)) s"

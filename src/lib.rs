@@ -23,7 +23,9 @@ pub mod audio;
 pub mod elementwise;
 pub mod fft;
 pub mod launch;
-pub mod math;
+/// The correctly rounded elementwise math and the exact sums, from the framework-free core
+/// crate `repro-core` (the same code any other adapter of the core runs).
+pub use repro_core::math;
 pub mod matmul;
 pub mod models;
 pub mod nn;

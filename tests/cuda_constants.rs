@@ -1,4 +1,4 @@
-//! The CUDA mirror's constants and tables are the Rust ones: for every `src/math/<family>.rs`
+//! The CUDA mirror's constants and tables are the Rust ones: for every `core/src/math/<family>.rs`
 //! with a device mirror, `tools/kernel-hostcheck/scripts/rust_consts_to_cuh.py` (the
 //! generator that wrote them) is run again on the Rust file, and each line it prints
 //! (a scalar as a hex float with its bit pattern, a double-double, a table of bit patterns)
@@ -30,7 +30,7 @@ fn regenerate(family: &str) -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = Command::new("python3")
         .arg(root.join("tools/kernel-hostcheck/scripts/rust_consts_to_cuh.py"))
-        .arg(root.join(format!("src/math/{family}.rs")))
+        .arg(root.join(format!("core/src/math/{family}.rs")))
         .output()
         .expect("python3 runs the constant generator");
     assert!(
@@ -63,7 +63,7 @@ fn cuda_constants_are_the_rust_bit_patterns() {
                 cuh.contains(line),
                 "kernels/math/{family}.cuh lacks the generated line\n  {line}\n\
                  (regenerate: python3 tools/kernel-hostcheck/scripts/rust_consts_to_cuh.py \
-                 src/math/{family}.rs)"
+                 core/src/math/{family}.rs)"
             );
             lines += 1;
         }
@@ -78,7 +78,7 @@ fn cuda_constants_are_the_rust_bit_patterns() {
 
 /// The CUDA list of the unary functions (`REPRO_FOR_EACH_UNARY` in kernels/math/all.cuh,
 /// which names the kernels' entry points and the host check's shim) is the Rust one
-/// (`src/math/functions.rs`, seen here through `UnaryFn::ALL`): same names, same structs,
+/// (`core/src/math/functions.rs`, seen here through `UnaryFn::ALL`): same names, same structs,
 /// same order.
 #[test]
 fn cuda_unary_list_is_the_rust_list() {
@@ -105,6 +105,6 @@ fn cuda_unary_list_is_the_rust_list() {
         .collect();
     assert_eq!(
         cuda, rust,
-        "REPRO_FOR_EACH_UNARY (left) differs from src/math/functions.rs (right)"
+        "REPRO_FOR_EACH_UNARY (left) differs from core/src/math/functions.rs (right)"
     );
 }

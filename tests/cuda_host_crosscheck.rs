@@ -3,7 +3,7 @@
 //! `kernels/math/all.cuh` is the text nvcc compiles for the GPU (with `--fmad=false`); the
 //! `kernel-hostcheck` crate compiles the same text with the host C++ compiler
 //! (`-ffp-contract=off`). Both perform the same IEEE operations, so equal bits here on every
-//! input tested mean the device code mirrors `src/math` operation for operation. Checked
+//! input tested mean the device code mirrors `core/src/math` operation for operation. Checked
 //! per function: all 65536 bf16 and all 65536 f16 inputs, and a strided sample of the f32
 //! bit space (every 41st pattern by default: 1.05 * 10^8 inputs, with every exponent, both
 //! signs, subnormals, infinities and NaNs) plus the special values and each function's hard
@@ -15,7 +15,7 @@
 //! test and the f64 bits of `fast(x)` on the same inputs, and the f64 bits of
 //! `accurate(x)` on every input whose output is 16-bit plus a sparser f32 sample (stride
 //! 4099, about 10^6 inputs) and the special and hard cases. The Rust side of the parts is
-//! `src/math` itself, compiled into the `kernel-hostcheck` crate too (`#[path]`) so that
+//! `core/src/math` itself, compiled into the `kernel-hostcheck` crate too (`#[path]`) so that
 //! its `pub(crate)` trait is reachable.
 //!
 //! `REPRO_CROSSCHECK_F32_STRIDE=<n>` changes the stride (1 = all 2^32 inputs) and
@@ -313,7 +313,7 @@ fn every_function_is_mirrored() {
 /// two) round to its answer, by the Rust rounding (`Format::round`). The inputs sit within
 /// 2 |y| err of a midpoint of the output format (three in four) or of a representable
 /// value, so a test narrower than its bound (its tolerance halved, issue 31) is sure of a
-/// value one end does not round to, which fails here; the mirror of `src/math/round.rs`'s
+/// value one end does not round to, which fails here; the mirror of `core/src/math/round.rs`'s
 /// `f32_bit_test_is_sound` for the CPU's fast bit test.
 #[test]
 fn device_rounding_test_is_sound() {

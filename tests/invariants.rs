@@ -1,7 +1,7 @@
 //! Source-level invariants of the library: no platform transcendental functions and no
 //! fast-math anywhere in the code that computes results (src/, kernels/, build.rs). A fused
 //! multiply-add appears only in the two helpers that write it out (`madd` in
-//! `src/math/madd.rs`, `fma_f64` in `kernels/math/common.cuh`): an IEEE operation rounded
+//! `core/src/math/madd.rs`, `fma_f64` in `kernels/math/common.cuh`): an IEEE operation rounded
 //! once. No compiler contracts anything (Rust never does; nvcc gets `--fmad=false`), so the
 //! bits cannot depend on whether a CPU or GPU would fuse. Tests and tools may use anything
 //! as an oracle.
@@ -80,7 +80,7 @@ const CUDA_FORBIDDEN: &[&str] = &[
 /// `madd` (on `f64::mul_add`) and its CUDA mirror `fma_f64` (on the device intrinsic, and
 /// the host C library's correctly rounded `fma`).
 const ALLOWED: &[(&str, &str)] = &[
-    ("src/math/madd.rs", "mul_add"),
+    ("core/src/math/madd.rs", "mul_add"),
     ("kernels/math/common.cuh", "__fma_rn"),
 ];
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Constants and tables of src/math/erf.rs (erf and gelu_erf), printed as Rust items.
+"""Constants and tables of core/src/math/erf.rs (erf and gelu_erf), printed as Rust items.
 
 Run: python3 tools/gen_erf_coeffs.py   (needs mpmath; deterministic output, a few minutes)
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Constants of src/math/exp.rs (exp, expm1), printed as Rust items.
+"""Constants of core/src/math/exp.rs (exp, expm1), printed as Rust items.
 
 Run: python3 tools/gen_exp_coeffs.py   (needs mpmath; deterministic output)
 

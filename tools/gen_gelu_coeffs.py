@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Constants of src/math/gelu.rs (the tanh-approximation GELU), printed as Rust items.
+"""Constants of core/src/math/gelu.rs (the tanh-approximation GELU), printed as Rust items.
 
 Run: python3 tools/gen_gelu_coeffs.py   (needs mpmath; deterministic output)
 

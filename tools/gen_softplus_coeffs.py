@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Coefficients of the softplus fast path (src/math/softplus.rs).
+"""Coefficients of the softplus fast path (core/src/math/softplus.rs).
 
 log1p(E) = 2 atanh(s) with s = E/(2 + E) in [0, 1/3] for E in [0, 1], and
 2 atanh(s) = 2s (1 + t H(t)), t = s^2 in [0, 1/9]. H is fitted (Chebyshev interpolation,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Constants of src/math/trig.rs (sin, cos), printed as Rust source. Run:
+"""Constants of core/src/math/trig.rs (sin, cos), printed as Rust source. Run:
 
     python3 tools/gen_trig_tables.py
 

@@ -1,4 +1,4 @@
-// The device math of candle-repro: an operation-for-operation mirror of src/math, one header
+// The device math of candle-repro: an operation-for-operation mirror of core/src/math, one header
 // per Rust file under kernels/math/. Same algorithms, the same constants (as bit patterns),
 // the same tables, the same operation order and branches; C++ `double` operations compiled
 // without contraction (--fmad=false on the device, -ffp-contract=off on the host), so every

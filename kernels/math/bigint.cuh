@@ -1,4 +1,4 @@
-// Mirror of src/math/bigint.rs: fixed-size unsigned integers (32 64-bit limbs) and their
+// Mirror of core/src/math/bigint.rs: fixed-size unsigned integers (32 64-bit limbs) and their
 // signed form, for the exact decisions of the norms. Integer operations only. On overflow
 // the Rust code panics; the callers' bounds keep far below, and here the limb arrays
 // simply stop (the host check compares every result with the Rust code).

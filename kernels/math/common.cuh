@@ -113,7 +113,7 @@ RM_FN bool is_finite_f32(float x) { return (f32_to_bits(x) & 0x7F800000u) != 0x7
 RM_FN double fabs_(double x) { return f64_from_bits(f64_to_bits(x) & 0x7FFFFFFFFFFFFFFFULL); }
 RM_FN float fabs_f32(float x) { return f32_from_bits(f32_to_bits(x) & 0x7FFFFFFFu); }
 
-// The fused flavour of Rust's madd (src/math/madd.rs): a * b + c rounded once (IEEE
+// The fused flavour of Rust's madd (core/src/math/madd.rs): a * b + c rounded once (IEEE
 // fusedMultiplyAdd), called where the Rust code calls madd. --fmad=false and
 // -ffp-contract=off leave every other a * b + c unfused.
 RM_FN double fma_f64(double a, double b, double c) {

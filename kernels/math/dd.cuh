@@ -1,4 +1,4 @@
-// Mirror of src/math/dd.rs: double-double arithmetic without fused multiply-add. Every
+// Mirror of core/src/math/dd.rs: double-double arithmetic without fused multiply-add. Every
 // function performs the Rust function's IEEE operations in the same order (the host build
 // uses -ffp-contract=off and the device build --fmad=false, so nothing is fused).
 #pragma once

@@ -1,4 +1,4 @@
-// Mirror of src/math/erf.rs (erf and gelu_erf = x Phi(x), over the exp cores). Constants
+// Mirror of core/src/math/erf.rs (erf and gelu_erf = x Phi(x), over the exp cores). Constants
 // and tables generated from the Rust file by tools/kernel-hostcheck/scripts/rust_consts_to_cuh.py
 // (the tables' rows flattened: ERF_POLY[i][k] -> [10 i + k], MILLS_POLY[i][k] -> [12 i + k],
 // the double-double tables as (hi, lo) pairs); same operations in the same order; see the

@@ -1,4 +1,4 @@
-// Mirror of src/math/exact_dot.rs: the exact sum of products of f32 values (32-bit digits
+// Mirror of core/src/math/exact_dot.rs: the exact sum of products of f32 values (32-bit digits
 // in 64-bit limbs, rounded to odd in f64), with the wide products of an f32 and an f64
 // (add_product_wide: the quantized weights' exact values), and the compensated dot
 // products (dot2, dot2_wide) with their bound. The same operations in the same order; see

@@ -1,4 +1,4 @@
-// Mirror of src/math/exact_round.rs: the correct rounding of a value known only through
+// Mirror of core/src/math/exact_round.rs: the correct rounding of a value known only through
 // exact comparisons, by bisection over the format's values between two candidates.
 #pragma once
 

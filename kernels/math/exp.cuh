@@ -1,4 +1,4 @@
-// Mirror of src/math/exp.rs (e^x, e^x - 1 and the f64 / double-double cores that sigmoid,
+// Mirror of core/src/math/exp.rs (e^x, e^x - 1 and the f64 / double-double cores that sigmoid,
 // silu, softplus and tanh build on). Same constants (generated from the Rust file by
 // tools/kernel-hostcheck/scripts/rust_consts_to_cuh.py), same tables, same operations in
 // the same order; see the Rust file for the algorithm and its error bounds.

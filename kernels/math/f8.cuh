@@ -1,4 +1,4 @@
-// Mirror of src/math/f8.rs: float8 E4M3 ("fn": no infinities, NaN = S.1111.111), widened
+// Mirror of core/src/math/f8.rs: float8 E4M3 ("fn": no infinities, NaN = S.1111.111), widened
 // exactly to f32 and narrowed with one rounding and an explicit overflow rule.
 #pragma once
 
@@ -6,7 +6,7 @@
 
 namespace repro {
 
-// Overflow rules (src/math/f8.rs Overflow): 0 saturate to +-448, 1 NaN.
+// Overflow rules (core/src/math/f8.rs Overflow): 0 saturate to +-448, 1 NaN.
 #define RM_F8_SATURATE 0
 #define RM_F8_NAN 1
 #define RM_F8E4M3_NAN 0x7Fu

@@ -1,4 +1,4 @@
-// Mirror of src/math/gelu.rs (the tanh-approximation GELU, x / (1 + e^-w) with
+// Mirror of core/src/math/gelu.rs (the tanh-approximation GELU, x / (1 + e^-w) with
 // w = x (A + B x^2), over the exp cores and recip). Constants generated from the Rust file by
 // tools/kernel-hostcheck/scripts/rust_consts_to_cuh.py; same operations in the same order;
 // see the Rust file for the algorithm and its bounds.

@@ -1,4 +1,4 @@
-// Mirror of src/math/log.rs (log, log1p, log10 and the cores softplus builds on). Constants and
+// Mirror of core/src/math/log.rs (log, log1p, log10 and the cores softplus builds on). Constants and
 // tables generated from the Rust file by tools/kernel-hostcheck/scripts/rust_consts_to_cuh.py;
 // same operations in the same order; see the Rust file for the algorithm and its bounds.
 #pragma once

@@ -1,4 +1,4 @@
-// Mirror of src/math/recip.rs: 1/d as an f32-division seed and one Newton step in f64
+// Mirror of core/src/math/recip.rs: 1/d as an f32-division seed and one Newton step in f64
 // (relative error 2^-45 for 2^-125 <= d <= 2^125; see the Rust file for the bound).
 // The f32 division is IEEE (nvcc -prec-div=true), the rest plain f64 operations in the
 // Rust order.

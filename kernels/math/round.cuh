@@ -1,4 +1,4 @@
-// Mirror of src/math/round.rs: rounding an f64 once to f32, bf16 or f16, and the rounding
+// Mirror of core/src/math/round.rs: rounding an f64 once to f32, bf16 or f16, and the rounding
 // test. Same operations in the same order; see the Rust file for the reasoning.
 #pragma once
 
@@ -124,7 +124,7 @@ RM_FN bool round_if_certain(double y, double err, typename F::T* out) {
 }
 
 // Mirror of round_within_parts: the rounding test for an absolute bound `err` (see
-// src/math/round.rs); *out gets the rounding of the lower end, the result says whether
+// core/src/math/round.rs); *out gets the rounding of the lower end, the result says whether
 // the whole widened interval rounds to it.
 template <class F>
 RM_FN bool round_within_parts(double y, double err, typename F::T* out) {

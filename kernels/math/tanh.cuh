@@ -1,4 +1,4 @@
-// Mirror of src/math/tanh.rs (tanh over the expm1 cores). Constants generated from the
+// Mirror of core/src/math/tanh.rs (tanh over the expm1 cores). Constants generated from the
 // Rust file by tools/kernel-hostcheck/scripts/rust_consts_to_cuh.py; same operations in the
 // same order; see the Rust file for the algorithm and its bounds.
 #pragma once

@@ -1,4 +1,4 @@
-// Mirror of src/math/trig.rs (sin, cos: table + Cody-Waite fast path, exact Payne-Hanek
+// Mirror of core/src/math/trig.rs (sin, cos: table + Cody-Waite fast path, exact Payne-Hanek
 // accurate path). Constants and tables generated from the Rust file by
 // tools/kernel-hostcheck/scripts/rust_consts_to_cuh.py; same operations in the same order;
 // see the Rust file for the algorithm and its bounds. Rust's u128 arithmetic is spelled

@@ -1,4 +1,4 @@
-// Mirror of src/math/unary.rs: the fast path, the rounding test, the accurate path.
+// Mirror of core/src/math/unary.rs: the fast path, the rounding test, the accurate path.
 //
 // A function is a struct with the members of the Rust trait CrUnary:
 //   static double fast_rel_err();            // CrUnary::FAST_REL_ERR

@@ -1,11 +1,11 @@
-// Device mirror of the softmax row math in src/softmax/mod.rs and src/math/exact_sum.rs:
+// Device mirror of the softmax row math in src/softmax/mod.rs and core/src/math/exact_sum.rs:
 // the same per-element operations (exp_fast_f64 of x - m in f64, the two-piece split with
 // quanta 2^-40 and 2^-80, e * (1/S) rounded once), and the same exact integer totals. The
 // integer sums do not depend on how the row is divided among threads, warps or blocks, so a
 // CUDA block reducing its threads' partial sums in shared memory (in any order) gets the
 // CPU's totals, hence its bits. The elementary functions are the math core's own device
 // mirror (repro::m_exp::exp_fast_f64, repro::m_log::log1p_dd / log_dd from
-// kernels/math/, cross-checked against src/math by tests/cuda_host_crosscheck.rs).
+// kernels/math/, cross-checked against core/src/math by tests/cuda_host_crosscheck.rs).
 // The functions carry the names of their Rust counterparts (max_pass, count_pass, sum_pass,
 // softmax_value, log_softmax_value, special_values, log_total, bwd_value); a `_pass` here
 // covers the elements t, t + T, ... of one thread where the Rust one covers a block.

@@ -2,7 +2,7 @@
 //! `cos`, `tanh`, `erf`, `gelu` (the tanh approximation), `gelu_erf`,
 //! `candle_nn::ops::sigmoid`, `silu` and the softplus that models write as
 //! `(x.exp() + 1).log()`, and `expm1`, `log1p`, `log10`. The functions are listed once, in
-//! `src/math/functions.rs`, which generates [`UnaryFn`] and the ops below.
+//! `core/src/math/functions.rs`, which generates [`UnaryFn`] and the ops below.
 //!
 //! Each op is a `CustomOp1` over the slice kernels of [`crate::math`]: f32, f16 and bf16
 //! (the same dtype out), any shape and layout (a strided input is gathered first), empty
@@ -113,7 +113,7 @@ macro_rules! op_fn {
     };
 }
 
-math::functions::unary_functions!(unary_fns);
+repro_core::unary_functions!(unary_fns);
 
 /// Softplus with PyTorch's parameters: `ln(1 + e^(beta x)) / beta`, and `x` itself where
 /// `beta * x > threshold`.

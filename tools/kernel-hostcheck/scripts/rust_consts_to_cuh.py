@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Print the constants and tables of a src/math/<family>.rs file as C++ for the CUDA
+"""Print the constants and tables of a core/src/math/<family>.rs file as C++ for the CUDA
 mirror under kernels/math/, so the mirror's constants are the Rust bit patterns by
 construction:
 
@@ -9,7 +9,7 @@ construction:
                                                  -> RM_DEFINE_TABLE(uint64_t, NAME, {...})
                                                     (pairs flattened: [i].0 -> [2i])
   static/const NAME: [[u64; K]; N]               -> the same, rows flattened: [i][k] -> [K i + k]
-Usage: rust_consts_to_cuh.py src/math/exp.rs
+Usage: rust_consts_to_cuh.py core/src/math/exp.rs
 """
 import re
 import struct

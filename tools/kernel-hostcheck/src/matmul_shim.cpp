@@ -1,5 +1,5 @@
 // The matmul kernels' math (the exact and compensated dot products, the f8e4m3
-// conversions) as host functions with C linkage, for the bit comparison with src/math.
+// conversions) as host functions with C linkage, for the bit comparison with core/src/math.
 // The kernels themselves run on the emulated device (tests/emulated_device.rs).
 #include <stddef.h>
 

@@ -119,7 +119,7 @@ impl Drop for Num {
 
 // The crate's list of its correctly rounded functions, read from the crate's own file so
 // the oracle covers exactly what the math core provides.
-include!("../../../src/math/functions.rs");
+include!("../../../core/src/math/functions.rs");
 
 /// Generates `Func` from the crate's list (`unary_functions!`).
 macro_rules! oracle_functions {

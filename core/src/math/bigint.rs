@@ -4,14 +4,20 @@
 //! every operation is exact or panics on overflow (the callers' bounds keep far below).
 //! Integer operations only; the CUDA mirror is `kernels/math/bigint.cuh`.
 
+// Named like the operator traits on purpose: these are exact-arithmetic helpers with
+// their own semantics (no overflow wrap, explicit rounding), not operator overloads.
+#![allow(clippy::should_implement_trait)]
+
 use std::cmp::Ordering;
 
 /// Limbs of a [`Big`]: 2048 bits.
-pub(crate) const LIMBS: usize = 32;
+#[doc(hidden)]
+pub const LIMBS: usize = 32;
 
 /// An unsigned integer below 2^(64 LIMBS).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Big {
+#[doc(hidden)]
+pub struct Big {
     pub limbs: [u64; LIMBS],
 }
 
@@ -138,7 +144,8 @@ impl Big {
 
 /// A signed [`Big`] (sign and magnitude), for sums whose sign is not known in advance.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct SBig {
+#[doc(hidden)]
+pub struct SBig {
     pub neg: bool,
     pub mag: Big,
 }
@@ -171,7 +178,8 @@ impl SBig {
 }
 
 /// A finite f64 as (negative, m, e) with |x| = m 2^e, m < 2^53 an integer.
-pub(crate) fn decompose_f64(x: f64) -> (bool, u64, i32) {
+#[doc(hidden)]
+pub fn decompose_f64(x: f64) -> (bool, u64, i32) {
     let b = x.to_bits();
     let neg = b >> 63 == 1;
     let field = ((b >> 52) & 0x7FF) as i32;
@@ -185,7 +193,8 @@ pub(crate) fn decompose_f64(x: f64) -> (bool, u64, i32) {
 
 /// A dyadic value m 2^e (m signed) as an [`SBig`] scaled by 2^-`base`: requires e >= base
 /// unless m = 0.
-pub(crate) fn scaled(neg: bool, m: u128, e: i32, base: i32) -> SBig {
+#[doc(hidden)]
+pub fn scaled(neg: bool, m: u128, e: i32, base: i32) -> SBig {
     if m == 0 {
         return SBig::new(false, Big::ZERO);
     }

@@ -33,8 +33,10 @@ use super::recip::{RECIP_REL_ERR, recip};
 use super::tanh::tanh_dd;
 use super::unary::CrUnary;
 
-pub(crate) struct Sigmoid;
-pub(crate) struct Silu;
+#[doc(hidden)]
+pub struct Sigmoid;
+#[doc(hidden)]
+pub struct Silu;
 
 /// 2^-53 (0x3CA0000000000000): the unit roundoff of f64.
 const U: f64 = f64::from_bits(0x3CA0_0000_0000_0000);

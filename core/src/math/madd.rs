@@ -14,10 +14,12 @@
 
 /// Whether code compiled for the crate's target (the scalar functions and the baseline
 /// slice copy) has FMA instructions, and so uses the fused flavour.
-pub(crate) const TARGET_FUSES: bool = cfg!(any(target_arch = "aarch64", target_feature = "fma"));
+#[doc(hidden)]
+pub const TARGET_FUSES: bool = cfg!(any(target_arch = "aarch64", target_feature = "fma"));
 
 /// a * b + c: one rounding (IEEE fusedMultiplyAdd) if `FUSED`, else two.
 #[inline(always)]
-pub(crate) fn madd<const FUSED: bool>(a: f64, b: f64, c: f64) -> f64 {
+#[doc(hidden)]
+pub fn madd<const FUSED: bool>(a: f64, b: f64, c: f64) -> f64 {
     if FUSED { a.mul_add(b, c) } else { a * b + c }
 }

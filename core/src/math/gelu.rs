@@ -54,7 +54,8 @@ use super::madd::madd;
 use super::recip::{RECIP_REL_ERR, recip};
 use super::unary::CrUnary;
 
-pub(crate) struct Gelu;
+#[doc(hidden)]
+pub struct Gelu;
 
 /// 2^-53 (0x3CA0000000000000): the unit roundoff of f64.
 const U: f64 = f64::from_bits(0x3CA0_0000_0000_0000);

@@ -117,15 +117,19 @@
 //! (`dot2_wide`, `dot2_bound(2 * k, ..)`).
 
 /// Lowest bit of any product of two f32: 2^-149 * 2^-149.
-pub(crate) const BASE_EXP: i32 = -298;
+#[doc(hidden)]
+pub const BASE_EXP: i32 = -298;
 /// 32-bit digits, each in an i64 limb (640 bits; see the module header).
-pub(crate) const DIGITS: usize = 20;
+#[doc(hidden)]
+pub const DIGITS: usize = 20;
 /// Terms between two carry propagations: every limb then changed by less than 2^62.
-pub(crate) const NORMALIZE_EVERY: u32 = 1 << 30;
+#[doc(hidden)]
+pub const NORMALIZE_EVERY: u32 = 1 << 30;
 
 /// A finite f32 as (m, e) with |x| = m 2^e, 0 <= m < 2^24 and -149 <= e <= 104.
 #[inline(always)]
-pub(crate) fn decompose(x: f32) -> (u64, i32) {
+#[doc(hidden)]
+pub fn decompose(x: f32) -> (u64, i32) {
     let bits = x.to_bits() & 0x7FFF_FFFF;
     let field = (bits >> 23) as i32;
     let frac = (bits & 0x7F_FFFF) as u64;
@@ -350,7 +354,8 @@ impl ExactDot {
 impl ExactDot {
     /// The exact finite sum as (negative, |N|) with sum = N 2^[`BASE_EXP`]; `None` when a
     /// term was not finite.
-    pub(crate) fn to_big(&self) -> Option<(bool, super::bigint::Big)> {
+    #[doc(hidden)]
+    pub fn to_big(&self) -> Option<(bool, super::bigint::Big)> {
         if self.nan || self.pos_inf || self.neg_inf {
             return None;
         }
@@ -391,7 +396,8 @@ pub fn exact_dot(
 }
 
 /// Lanes of [`dot2`] (a multiple of every vector width of f64).
-pub(crate) const DOT2_LANES: usize = 8;
+#[doc(hidden)]
+pub const DOT2_LANES: usize = 8;
 
 /// s + e = a + b exactly (TwoSum).
 #[inline(always)]

@@ -93,7 +93,8 @@ use super::unary::CrUnary;
 /// Relative error bound of [`log1p_fast_f64`] on -1 < t <= 2^1000, before any rounding by
 /// the caller (derivation in the module header): 2^-50.
 #[allow(dead_code)] // used by the softplus family
-pub(crate) const LOG1P_FAST_F64_REL_ERR: f64 = f64::from_bits(0x3CD0_0000_0000_0000); // 2^-50
+#[doc(hidden)]
+pub const LOG1P_FAST_F64_REL_ERR: f64 = f64::from_bits(0x3CD0_0000_0000_0000); // 2^-50
 
 /// Relative error bound of the f32 fast paths (the same derivation): 2^-50.
 const FAST_ERR: f64 = f64::from_bits(0x3CD0_0000_0000_0000); // 2^-50
@@ -142,7 +143,8 @@ fn assemble_fast<const FUSED: bool>(k: i64, i: usize, p: f64) -> f64 {
 /// |t| < 2^-54 the result is t(1 - t/2) to full relative accuracy). Outside that domain
 /// (t <= -1, t > 2^1000, NaN) the value is meaningless but nothing panics.
 #[inline(always)]
-pub(crate) fn log1p_fast_f64<const FUSED: bool>(t: f64) -> f64 {
+#[doc(hidden)]
+pub fn log1p_fast_f64<const FUSED: bool>(t: f64) -> f64 {
     let (u, e) = two_sum(1.0, t);
     let (k, i, z) = reduce(u);
     let c = INVC[i];
@@ -193,14 +195,16 @@ fn log3(a: f64, b: f64, c0: f64) -> DD {
 /// ln(x) as a double-double for a finite x with x.hi a positive normal f64 (x.hi >= 2^-1022)
 /// and |x.lo| <= ulp(x.hi): relative error <= 2^-100 everywhere, near x = 1 included (there
 /// the result is computed from r = x - 1 exactly, without cancellation). Exact for x = 1.
-pub(crate) fn log_dd(x: DD) -> DD {
+#[doc(hidden)]
+pub fn log_dd(x: DD) -> DD {
     log3(x.hi, x.lo, 0.0)
 }
 
 /// ln(1 + t) as a double-double for t > -1 with 1 + t.hi > 0 (t finite, |t.lo| <=
 /// ulp(t.hi)), relative error <= 2^-100, tiny t included (for |t| >= 2^-900, below which
 /// underflow in the error terms limits it to an absolute 2^-1000 or so). Exact (0) for t = 0.
-pub(crate) fn log1p_dd(t: DD) -> DD {
+#[doc(hidden)]
+pub fn log1p_dd(t: DD) -> DD {
     let (a, b) = two_sum(1.0, t.hi);
     log3(a, b, t.lo)
 }
@@ -227,7 +231,8 @@ fn log_special(x: f32) -> Option<f64> {
 }
 
 /// Natural logarithm.
-pub(crate) struct Log;
+#[doc(hidden)]
+pub struct Log;
 
 impl CrUnary for Log {
     const FAST_REL_ERR: f64 = FAST_ERR;
@@ -268,7 +273,8 @@ impl CrUnary for Log {
 }
 
 /// ln(1 + x).
-pub(crate) struct Log1p;
+#[doc(hidden)]
+pub struct Log1p;
 
 impl CrUnary for Log1p {
     const FAST_REL_ERR: f64 = FAST_ERR;
@@ -299,7 +305,8 @@ impl CrUnary for Log1p {
 }
 
 /// Base-10 logarithm: ln x times 1 / ln 10 (header, "log10").
-pub(crate) struct Log10;
+#[doc(hidden)]
+pub struct Log10;
 
 impl CrUnary for Log10 {
     const FAST_REL_ERR: f64 = LOG10_FAST_ERR;

@@ -32,7 +32,8 @@ use super::vector::{Isa, VectorPath, best_path};
 use std::mem::MaybeUninit;
 
 /// A correctly rounded function of one f32 argument (see the module documentation).
-pub(crate) trait CrUnary {
+#[doc(hidden)]
+pub trait CrUnary {
     /// Relative error bound of `fast` on its domain, before the final rounding.
     const FAST_REL_ERR: f64;
     /// Whether `fast(x)` is within `FAST_REL_ERR` of f(x). Must be false for NaN.
@@ -61,7 +62,8 @@ const fn test_err<U: CrUnary>() -> f64 {
 
 /// f(x) correctly rounded to `F`.
 #[inline(always)]
-pub(crate) fn eval<U: CrUnary, F: Format>(x: f32) -> F {
+#[doc(hidden)]
+pub fn eval<U: CrUnary, F: Format>(x: f32) -> F {
     if U::in_fast_domain(x) {
         let (r, sure) = round_if_certain::<F>(U::fast::<TARGET_FUSES>(x), test_err::<U>());
         if sure {
@@ -125,7 +127,8 @@ crate::math::vector::path_copies! {
     /// Apply f to every element with the given path (or the widest below it that the CPU
     /// has). Every element of `out` is written. The AVX copies fuse their multiply-adds,
     /// the baseline copy where its target does (`madd.rs`): the same bits either way.
-    pub(crate) fn map_uninit_with<U: CrUnary, F: Format>(xs: &[F], out: &mut [MaybeUninit<F>])
+    #[doc(hidden)]
+    pub fn map_uninit_with<U: CrUnary, F: Format>(xs: &[F], out: &mut [MaybeUninit<F>])
         where I: Isa = map_generic::<U, F, { <I as Isa>::FUSED }>;
 }
 
@@ -137,17 +140,20 @@ fn as_slots<F>(out: &mut [F]) -> &mut [MaybeUninit<F>] {
 }
 
 /// Apply f to every element with the given path.
-pub(crate) fn map_slice_with<U: CrUnary, F: Format>(path: VectorPath, xs: &[F], out: &mut [F]) {
+#[doc(hidden)]
+pub fn map_slice_with<U: CrUnary, F: Format>(path: VectorPath, xs: &[F], out: &mut [F]) {
     map_uninit_with::<U, F>(path, xs, as_slots(out))
 }
 
 /// Apply f to every element with the widest path this CPU has.
-pub(crate) fn map_slice<U: CrUnary, F: Format>(xs: &[F], out: &mut [F]) {
+#[doc(hidden)]
+pub fn map_slice<U: CrUnary, F: Format>(xs: &[F], out: &mut [F]) {
     map_uninit_with::<U, F>(best_path(), xs, as_slots(out))
 }
 
 /// Apply f to every element into uninitialized slots, with the widest path.
-pub(crate) fn map_uninit<U: CrUnary, F: Format>(xs: &[F], out: &mut [MaybeUninit<F>]) {
+#[doc(hidden)]
+pub fn map_uninit<U: CrUnary, F: Format>(xs: &[F], out: &mut [MaybeUninit<F>]) {
     map_uninit_with::<U, F>(best_path(), xs, out)
 }
 

@@ -24,12 +24,14 @@
 use super::madd::madd;
 
 /// Relative error bound of [`recip`] (module header): 2^-45 (0x3D20000000000000).
-pub(crate) const RECIP_REL_ERR: f64 = f64::from_bits(0x3D20_0000_0000_0000);
+#[doc(hidden)]
+pub const RECIP_REL_ERR: f64 = f64::from_bits(0x3D20_0000_0000_0000);
 
 /// 1/d within [`RECIP_REL_ERR`], for 2^-125 <= d <= 2^125. Total: any other d gives some
 /// value (inf, NaN, 0) and never panics.
 #[inline(always)]
-pub(crate) fn recip<const FUSED: bool>(d: f64) -> f64 {
+#[doc(hidden)]
+pub fn recip<const FUSED: bool>(d: f64) -> f64 {
     let r0 = (1.0f32 / (d as f32)) as f64;
     let e = madd::<FUSED>(-d, r0, 1.0);
     madd::<FUSED>(r0, e, r0)

@@ -8,9 +8,14 @@
 //! double-word arithmetic", 2017): add 3u^2, mul 7u^2 (Dekker product), div 15u^2.
 //! Callers keep operands well inside the range where splitting cannot overflow (|x| < 2^996).
 
+// Named like the operator traits on purpose: these are exact-arithmetic helpers with
+// their own semantics (no overflow wrap, explicit rounding), not operator overloads.
+#![allow(clippy::should_implement_trait)]
+
 /// A double-double number: the unevaluated sum `hi + lo`.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct DD {
+#[doc(hidden)]
+pub struct DD {
     pub hi: f64,
     pub lo: f64,
 }
@@ -20,7 +25,8 @@ const SPLITTER: f64 = f64::from_bits(0x41A0_0000_0200_0000);
 
 /// s + e = a + b exactly (Knuth's TwoSum, any magnitudes).
 #[inline(always)]
-pub(crate) fn two_sum(a: f64, b: f64) -> (f64, f64) {
+#[doc(hidden)]
+pub fn two_sum(a: f64, b: f64) -> (f64, f64) {
     let s = a + b;
     let bb = s - a;
     let e = (a - (s - bb)) + (b - bb);
@@ -29,7 +35,8 @@ pub(crate) fn two_sum(a: f64, b: f64) -> (f64, f64) {
 
 /// s + e = a + b exactly, requires |a| >= |b| or a = 0 (Dekker's FastTwoSum).
 #[inline(always)]
-pub(crate) fn fast_two_sum(a: f64, b: f64) -> (f64, f64) {
+#[doc(hidden)]
+pub fn fast_two_sum(a: f64, b: f64) -> (f64, f64) {
     let s = a + b;
     let e = b - (s - a);
     (s, e)
@@ -37,7 +44,8 @@ pub(crate) fn fast_two_sum(a: f64, b: f64) -> (f64, f64) {
 
 /// a = h + l with h holding the top 26 bits (Veltkamp).
 #[inline(always)]
-pub(crate) fn split(a: f64) -> (f64, f64) {
+#[doc(hidden)]
+pub fn split(a: f64) -> (f64, f64) {
     let t = SPLITTER * a;
     let h = t - (t - a);
     (h, a - h)
@@ -45,7 +53,8 @@ pub(crate) fn split(a: f64) -> (f64, f64) {
 
 /// p + e = a * b exactly (Dekker's TwoProduct, no FMA).
 #[inline(always)]
-pub(crate) fn two_prod(a: f64, b: f64) -> (f64, f64) {
+#[doc(hidden)]
+pub fn two_prod(a: f64, b: f64) -> (f64, f64) {
     let p = a * b;
     let (ah, al) = split(a);
     let (bh, bl) = split(b);
@@ -143,7 +152,8 @@ impl DD {
 /// Rounding the result once more to a format of at most 51 bits equals rounding `hi + lo`
 /// directly (Boldo and Melquiond), so one accurate result serves f32, bf16 and f16.
 #[inline(always)]
-pub(crate) fn round_odd(x: DD) -> f64 {
+#[doc(hidden)]
+pub fn round_odd(x: DD) -> f64 {
     let DD { hi, lo } = x;
     if lo == 0.0 || !hi.is_finite() || hi.to_bits() & 1 == 1 {
         return hi;

@@ -112,13 +112,16 @@ const MINUS_ONE_PLUS: f64 = f64::from_bits(0xBFEF_FFFF_FFFF_FFFF);
 
 /// Relative error of `Exp::fast` ([`exp_f32_fast`]) and `Expm1::fast` for |x| <= 128
 /// (module header): 2^-44.
-pub(crate) const F32_FAST_REL_ERR: f64 = f64::from_bits(0x3D30_0000_0000_0000);
+#[doc(hidden)]
+pub const F32_FAST_REL_ERR: f64 = f64::from_bits(0x3D30_0000_0000_0000);
 /// Relative error of [`exp_fast_f64`] on its domain (see the module header): 2^-51. The
 /// bound softmax's analysis cites; `fast_cores_match_libm` checks it.
 #[allow(dead_code)]
-pub(crate) const EXP_FAST_F64_REL_ERR: f64 = f64::from_bits(0x3CC0_0000_0000_0000);
+#[doc(hidden)]
+pub const EXP_FAST_F64_REL_ERR: f64 = f64::from_bits(0x3CC0_0000_0000_0000);
 /// Relative error of [`expm1_fast_f64`] on its domain (see the module header): 2^-50.
-pub(crate) const EXPM1_FAST_F64_REL_ERR: f64 = f64::from_bits(0x3CD0_0000_0000_0000);
+#[doc(hidden)]
+pub const EXPM1_FAST_F64_REL_ERR: f64 = f64::from_bits(0x3CD0_0000_0000_0000);
 
 /// k = round(x/c) as the bits of `x*(128/ln2) + SHIFT`, and r = x - k c (|x| <= 746).
 /// Returns (j = k mod 128, m = floor(k/128) + M0 with M0 = 0x4338000000000000 >> 7, a
@@ -178,7 +181,8 @@ fn expm1_q(r: f64) -> f64 {
 /// 0 (or 2^-1074 near the threshold). Any f64 is accepted (clamped to [-746, 746]); NaN
 /// gives NaN.
 #[inline(always)]
-pub(crate) fn exp_fast_f64(x: f64) -> f64 {
+#[doc(hidden)]
+pub fn exp_fast_f64(x: f64) -> f64 {
     let x = if x > CLAMP_HI_EXP { CLAMP_HI_EXP } else { x };
     let x = if x < CLAMP_LO { CLAMP_LO } else { x };
     let (j, m, r) = reduce(x);
@@ -193,7 +197,8 @@ pub(crate) fn exp_fast_f64(x: f64) -> f64 {
 /// (2^-44) for |x| <= 128; garbage (but no panic) outside. The f32 `Exp` fast path, also
 /// used by sigmoid and silu.
 #[inline(always)]
-pub(crate) fn exp_f32_fast<const FUSED: bool>(x: f32) -> f64 {
+#[doc(hidden)]
+pub fn exp_f32_fast<const FUSED: bool>(x: f32) -> f64 {
     // |x| <= 128 on the domain: 2^n is a normal double, one exact scaling. Outside it
     // the value is garbage but nothing panics (masked index, wrapping shifts).
     // The reduction of `reduce_f32`: cheaper than `reduce`, for |x| <= 128.
@@ -222,7 +227,8 @@ fn scale_exponent(y: f64, m: u64) -> f64 {
 /// threshold). Any f64 is accepted (clamped to [-746, 712]); NaN gives NaN. -0 gives +0:
 /// callers needing expm1(-0) = -0 must treat zero apart.
 #[inline(always)]
-pub(crate) fn expm1_fast_f64(x: f64) -> f64 {
+#[doc(hidden)]
+pub fn expm1_fast_f64(x: f64) -> f64 {
     let x = if x > CLAMP_HI_EXPM1 {
         CLAMP_HI_EXPM1
     } else {
@@ -292,7 +298,8 @@ fn scale2(f: DD, n: i32) -> DD {
 /// result is at least 2^-969 (x >= -671; below, the low part underflows gradually: absolute
 /// error below 2^-1074) and x.hi <= 709.78. x.hi > 709.79 gives (+inf, 0), as does an
 /// overflowing result near the threshold; x.hi < -745.2 gives (0, 0); NaN gives NaN.
-pub(crate) fn exp_dd(x: DD) -> DD {
+#[doc(hidden)]
+pub fn exp_dd(x: DD) -> DD {
     if x.hi.is_nan() {
         return DD::new(f64::NAN, 0.0);
     }
@@ -316,7 +323,8 @@ pub(crate) fn exp_dd(x: DD) -> DD {
 /// harmlessly: the result is x + x^2/2 to within 2^-1074). x.hi > 709.79 gives (+inf, 0);
 /// x.hi < -745.2 gives (-1, 2^-1074) (the exact -1 + e^x is above -1); NaN gives NaN.
 /// x = +-0 gives +0.
-pub(crate) fn expm1_dd(x: DD) -> DD {
+#[doc(hidden)]
+pub fn expm1_dd(x: DD) -> DD {
     if x.hi.is_nan() {
         return DD::new(f64::NAN, 0.0);
     }
@@ -339,7 +347,8 @@ pub(crate) fn expm1_dd(x: DD) -> DD {
 }
 
 /// e^x.
-pub(crate) struct Exp;
+#[doc(hidden)]
+pub struct Exp;
 
 impl CrUnary for Exp {
     const FAST_REL_ERR: f64 = F32_FAST_REL_ERR;
@@ -378,7 +387,8 @@ impl CrUnary for Exp {
 }
 
 /// e^x - 1.
-pub(crate) struct Expm1;
+#[doc(hidden)]
+pub struct Expm1;
 
 impl CrUnary for Expm1 {
     const FAST_REL_ERR: f64 = F32_FAST_REL_ERR;

@@ -84,8 +84,10 @@ use super::exp::{exp_dd, exp_fast_f64};
 use super::madd::madd;
 use super::unary::CrUnary;
 
-pub(crate) struct Erf;
-pub(crate) struct GeluErf;
+#[doc(hidden)]
+pub struct Erf;
+#[doc(hidden)]
+pub struct GeluErf;
 
 /// Relative error of `Erf::fast` (module header): 2^-50.
 const ERF_FAST_REL_ERR: f64 = f64::from_bits(0x3CD0_0000_0000_0000);

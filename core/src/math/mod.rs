@@ -16,7 +16,7 @@
 //! (the tanh-approximation GELU). NaN outputs are the canonical quiet NaN of the format.
 //!
 //! ```
-//! use candle_repro::math;
+//! use repro_core::math;
 //! use half::bf16;
 //! // e rounded to the nearest f32 (the bits computed with mpmath).
 //! assert_eq!(math::exp(1.0).to_bits(), 0x402D_F854);
@@ -30,29 +30,39 @@
 //! assert_eq!(y, [math::tanh_bf16(x[0]), math::tanh_bf16(x[1])]);
 //! ```
 
-pub(crate) mod bigint;
-pub(crate) mod dd;
+#[doc(hidden)]
+pub mod bigint;
+#[doc(hidden)]
+pub mod dd;
 pub mod erf;
 pub mod exact_dot;
-pub(crate) mod exact_round;
-pub(crate) mod exact_sum;
+#[doc(hidden)]
+pub mod exact_round;
+#[doc(hidden)]
+pub mod exact_sum;
 pub mod exp;
 pub mod f8;
 /// The list of the correctly rounded unary functions (`unary_functions!`), shared by the
 /// math entry points, the ops, the host check of the CUDA math and the test oracle.
-pub(crate) mod functions;
+#[doc(hidden)]
+pub mod functions;
 pub mod gelu;
 pub mod log;
-pub(crate) mod madd;
-pub(crate) mod recip;
+#[doc(hidden)]
+pub mod madd;
+#[doc(hidden)]
+pub mod recip;
 pub mod round;
 pub mod sigmoid;
-pub(crate) mod simd;
+#[doc(hidden)]
+pub mod simd;
 pub mod softplus;
 pub mod tanh;
 pub mod trig;
-pub(crate) mod unary;
-pub(crate) mod vector;
+#[doc(hidden)]
+pub mod unary;
+#[doc(hidden)]
+pub mod vector;
 
 pub use round::Format;
 pub use vector::{VectorPath, force_vector_path};
@@ -112,7 +122,7 @@ macro_rules! cr_functions {
         $(cr_function!($name, $family::$ty, $doc);)*
     };
 }
-functions::unary_functions!(cr_functions);
+crate::unary_functions!(cr_functions);
 
 /// Sine and cosine of x, each correctly rounded to f32.
 #[inline]
@@ -167,5 +177,5 @@ pub mod probe {
             }
         };
     }
-    super::functions::unary_functions!(probe_fns);
+    crate::unary_functions!(probe_fns);
 }

@@ -358,7 +358,8 @@ fn combine_dd(j: usize, sr: DD, cr: DD) -> (DD, DD) {
 /// Exact (Payne-Hanek) reduction of a finite a >= 2^-6: a * 64/pi = 128*n + j + f with
 /// j in 0..128 and |f| <= 1/2; returns j and f as a double-double of relative error below
 /// 2^-104 (see the module documentation).
-pub(crate) fn reduce_pi64(a: f32) -> (usize, DD) {
+#[doc(hidden)]
+pub fn reduce_pi64(a: f32) -> (usize, DD) {
     let bits = a.to_bits();
     let m = ((bits & 0x7F_FFFF) | 0x80_0000) as u64; // a = m * 2^e, a normal here
     let e = ((bits >> 23) & 0xFF) as i32 - 150;
@@ -420,7 +421,8 @@ pub(crate) fn reduce_pi64(a: f32) -> (usize, DD) {
 
 /// sin x and cos x as double-doubles, relative error below 2^-100 each, for every finite
 /// f32 x (exact for x = ±0: (±0, 1)).
-pub(crate) fn sincos_dd(x: f32) -> (DD, DD) {
+#[doc(hidden)]
+pub fn sincos_dd(x: f32) -> (DD, DD) {
     let xd = x as f64;
     let a = xd.abs();
     if a < TINY {
@@ -451,7 +453,8 @@ pub(crate) fn sincos_dd(x: f32) -> (DD, DD) {
 /// (sin(2*pi*num/den), cos(2*pi*num/den)), num/den of a full turn, as double-doubles with relative error below
 /// 2^-100 each (exact zeros and ones where the angle is a multiple of pi/2). For RoPE
 /// tables, FFT twiddles. Requires den > 0.
-pub(crate) fn sincos_dd_of_turns(num: u64, den: u64) -> (DD, DD) {
+#[doc(hidden)]
+pub fn sincos_dd_of_turns(num: u64, den: u64) -> (DD, DD) {
     assert!(den > 0, "sincos_dd_of_turns: zero denominator");
     let n = num % den;
     // 128 n / den = j + f, |f| <= 1/2, with exact integer arithmetic.
@@ -474,7 +477,8 @@ pub(crate) fn sincos_dd_of_turns(num: u64, den: u64) -> (DD, DD) {
     combine_dd((j & 127) as usize, sr, cr)
 }
 
-pub(crate) struct Sin;
+#[doc(hidden)]
+pub struct Sin;
 
 impl CrUnary for Sin {
     const FAST_REL_ERR: f64 = f64::from_bits(0x3D00_0000_0000_0000); // 2^-47
@@ -500,7 +504,8 @@ impl CrUnary for Sin {
     }
 }
 
-pub(crate) struct Cos;
+#[doc(hidden)]
+pub struct Cos;
 
 impl CrUnary for Cos {
     const FAST_REL_ERR: f64 = f64::from_bits(0x3D00_0000_0000_0000); // 2^-47

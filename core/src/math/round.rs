@@ -48,7 +48,8 @@ pub trait Format: Copy + Send + Sync + 'static {
 
 /// 2^k as an f64, for -1022 <= k <= 1023, built from its bits.
 #[inline(always)]
-pub(crate) fn pow2(k: i32) -> f64 {
+#[doc(hidden)]
+pub fn pow2(k: i32) -> f64 {
     f64::from_bits(((k + 1023) as u64) << 52)
 }
 
@@ -60,7 +61,8 @@ const ROUND_INT_MAGIC: f64 = f64::from_bits(0x4338_0000_0000_0000);
 /// normal is 2^emin, ignoring overflow. All operations are exact except the one addition
 /// that rounds to an integer.
 #[inline(always)]
-pub(crate) fn round_magnitude(a: f64, p: i32, emin: i32) -> f64 {
+#[doc(hidden)]
+pub fn round_magnitude(a: f64, p: i32, emin: i32) -> f64 {
     // Exponent of a (a is an f64 normal or zero here: our values are far above 2^-1022
     // or they land in the format's subnormal branch below).
     let e = ((a.to_bits() >> 52) as i32) - 1023;
@@ -215,7 +217,8 @@ fn f64_exact_to_f16_bits(r: f64) -> u16 {
 /// Widen f16 bits to f32 exactly, with integer operations only (NaN payloads are kept;
 /// every function canonicalizes NaN outputs anyway).
 #[inline(always)]
-pub(crate) fn f16_bits_to_f32(h: u16) -> f32 {
+#[doc(hidden)]
+pub fn f16_bits_to_f32(h: u16) -> f32 {
     let sign = ((h & 0x8000) as u32) << 16;
     let exp = ((h >> 10) & 0x1F) as u32;
     let man = (h & 0x3FF) as u32;
@@ -234,7 +237,8 @@ pub(crate) fn f16_bits_to_f32(h: u16) -> f32 {
 /// to the same value of format `F`, which is then returned. `err` must already include the
 /// rounding error of this test's own two operations (one ulp of y: 2^-52 relative).
 #[inline(always)]
-pub(crate) fn round_if_certain<F: Format>(y: f64, err: f64) -> (F, bool) {
+#[doc(hidden)]
+pub fn round_if_certain<F: Format>(y: f64, err: f64) -> (F, bool) {
     let d = y * err;
     let lo = F::round(y - d);
     let hi = F::round(y + d);
@@ -245,7 +249,8 @@ pub(crate) fn round_if_certain<F: Format>(y: f64, err: f64) -> (F, bool) {
 /// of `y` (the bound of |y - exact|) rounds to the same value r of `F`, which is then the
 /// correctly rounded exact value. See [`round_within_parts`].
 #[inline(always)]
-pub(crate) fn round_within<F: Format>(y: f64, err: f64) -> Option<F> {
+#[doc(hidden)]
+pub fn round_within<F: Format>(y: f64, err: f64) -> Option<F> {
     let (r, sure) = round_within_parts::<F>(y, err);
     sure.then_some(r)
 }
@@ -257,7 +262,8 @@ pub(crate) fn round_within<F: Format>(y: f64, err: f64) -> Option<F> {
 /// non-finite y or err. An exact zero (y = 0, err = 0) counts as sure with +0: callers
 /// that need the sign IEEE gives an exact zero sum decide that case first.
 #[inline(always)]
-pub(crate) fn round_within_parts<F: Format>(y: f64, err: f64) -> (F, bool) {
+#[doc(hidden)]
+pub fn round_within_parts<F: Format>(y: f64, err: f64) -> (F, bool) {
     const WIDEN: f64 = f64::from_bits(0x3FF0_0000_0001_0000); // 1 + 2^-36
     const REL: f64 = f64::from_bits(0x3CC0_0000_0000_0000); // 2^-51
     let d = err * WIDEN + y.abs() * REL;

@@ -42,7 +42,8 @@ use super::madd::madd;
 use super::recip::{RECIP_REL_ERR, recip};
 use super::unary::CrUnary;
 
-pub(crate) struct Softplus;
+#[doc(hidden)]
+pub struct Softplus;
 
 /// 1 + t H(t) ~ atanh(sqrt t)/sqrt t on [0, 1/9]: coefficients printed by
 /// `tools/gen_softplus_coeffs.py` (relative error 2^-56.96).

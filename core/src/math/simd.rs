@@ -16,7 +16,8 @@
 /// # Safety
 /// Every method is only called inside a copy compiled with the instruction set of the
 /// implementing type (`crate::math::vector`), on pointers valid for `W` elements.
-pub(crate) trait F64s: Copy {
+#[doc(hidden)]
+pub trait F64s: Copy {
     const W: usize;
     unsafe fn zero() -> Self;
     unsafe fn splat(x: f64) -> Self;
@@ -33,7 +34,8 @@ pub(crate) trait F64s: Copy {
 
 /// One lane: the portable fallback (also any tile width on any target).
 #[derive(Clone, Copy)]
-pub(crate) struct F64x1(f64);
+#[doc(hidden)]
+pub struct F64x1(f64);
 
 impl F64s for F64x1 {
     const W: usize = 1;
@@ -78,7 +80,8 @@ impl F64s for F64x1 {
 }
 
 #[cfg(target_arch = "x86_64")]
-pub(crate) use x86::{F64x2, F64x4, F64x8};
+#[doc(hidden)]
+pub use x86::{F64x2, F64x4, F64x8};
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
@@ -87,13 +90,16 @@ mod x86 {
 
     /// SSE2 (the x86-64 baseline): multiply and add rounded separately.
     #[derive(Clone, Copy)]
-    pub(crate) struct F64x2(pub(super) __m128d);
+    #[doc(hidden)]
+    pub struct F64x2(pub(super) __m128d);
     /// AVX2 + FMA.
     #[derive(Clone, Copy)]
-    pub(crate) struct F64x4(pub(super) __m256d);
+    #[doc(hidden)]
+    pub struct F64x4(pub(super) __m256d);
     /// AVX-512.
     #[derive(Clone, Copy)]
-    pub(crate) struct F64x8(pub(super) __m512d);
+    #[doc(hidden)]
+    pub struct F64x8(pub(super) __m512d);
 
     impl F64s for F64x2 {
         const W: usize = 2;
@@ -225,7 +231,9 @@ mod x86 {
 
 /// Runs `$body` with `$V` the widest f64 vector of the copy `$I` (an `Isa`) whose width
 /// divides `$n` (x86-64: 8, 4 or 2 lanes; elsewhere one).
-#[allow(unused_macros)] // the host check includes src/math without the kernels
+#[allow(unused_macros)] // the host check includes core/src/math without the kernels
+#[doc(hidden)]
+#[macro_export]
 macro_rules! with_f64s {
     ($I:ty, $n:expr, $V:ident => $body:expr) => {{
         #[cfg(target_arch = "x86_64")]
@@ -253,7 +261,8 @@ macro_rules! with_f64s {
     }};
 }
 #[allow(unused_imports)]
-pub(crate) use with_f64s;
+#[doc(hidden)]
+pub use crate::with_f64s;
 
 /// A vector of `W` f32 lanes, for the matmul's float route on bf16 and f16 inputs
 /// (`crate::matmul::kernel`): products of such inputs are exact in f32 (up to underflow,
@@ -262,7 +271,8 @@ pub(crate) use with_f64s;
 ///
 /// # Safety
 /// As [`F64s`].
-pub(crate) trait F32s: Copy {
+#[doc(hidden)]
+pub trait F32s: Copy {
     const W: usize;
     /// The f64 vector of `W / 2` lanes.
     type Wide: F64s;
@@ -278,7 +288,8 @@ pub(crate) trait F32s: Copy {
 
 /// Two lanes: the portable fallback.
 #[derive(Clone, Copy)]
-pub(crate) struct F32x2([f32; 2]);
+#[doc(hidden)]
+pub struct F32x2([f32; 2]);
 
 impl F32s for F32x2 {
     const W: usize = 2;
@@ -310,7 +321,8 @@ impl F32s for F32x2 {
 }
 
 #[cfg(target_arch = "x86_64")]
-pub(crate) use x86_f32::{F32x4, F32x8, F32x16};
+#[doc(hidden)]
+pub use x86_f32::{F32x4, F32x8, F32x16};
 
 #[cfg(target_arch = "x86_64")]
 mod x86_f32 {
@@ -319,13 +331,16 @@ mod x86_f32 {
 
     /// SSE2: multiply and add rounded separately.
     #[derive(Clone, Copy)]
-    pub(crate) struct F32x4(__m128);
+    #[doc(hidden)]
+    pub struct F32x4(__m128);
     /// AVX2 + FMA.
     #[derive(Clone, Copy)]
-    pub(crate) struct F32x8(__m256);
+    #[doc(hidden)]
+    pub struct F32x8(__m256);
     /// AVX-512.
     #[derive(Clone, Copy)]
-    pub(crate) struct F32x16(__m512);
+    #[doc(hidden)]
+    pub struct F32x16(__m512);
 
     impl F32s for F32x4 {
         const W: usize = 4;
@@ -432,7 +447,9 @@ mod x86_f32 {
 
 /// Runs `$body` with `$V` the widest f32 vector of the copy `$I` (an `Isa`) whose width
 /// divides `$n` (x86-64: 16, 8 or 4 lanes; elsewhere two).
-#[allow(unused_macros)] // the host check includes src/math without the kernels
+#[allow(unused_macros)] // the host check includes core/src/math without the kernels
+#[doc(hidden)]
+#[macro_export]
 macro_rules! with_f32s {
     ($I:ty, $n:expr, $V:ident => $body:expr) => {{
         #[cfg(target_arch = "x86_64")]
@@ -460,4 +477,5 @@ macro_rules! with_f32s {
     }};
 }
 #[allow(unused_imports)]
-pub(crate) use with_f32s;
+#[doc(hidden)]
+pub use crate::with_f32s;

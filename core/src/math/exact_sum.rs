@@ -31,9 +31,11 @@ use super::round::pow2;
 
 /// 1.5 * 2^12 = 6144 (0x40B8000000000000): ulp 2^-40, rounds |v| <= 2 to a multiple of
 /// 2^-40.
-pub(crate) const C_HI: f64 = f64::from_bits(0x40B8_0000_0000_0000);
+#[doc(hidden)]
+pub const C_HI: f64 = f64::from_bits(0x40B8_0000_0000_0000);
 /// 1.5 * 2^-28 (0x3E38000000000000): ulp 2^-80, rounds |v| <= 2^-30 to a multiple of 2^-80.
-pub(crate) const C_LO: f64 = f64::from_bits(0x3E38_0000_0000_0000);
+#[doc(hidden)]
+pub const C_LO: f64 = f64::from_bits(0x3E38_0000_0000_0000);
 /// 2^40 (0x4270000000000000): hi lane sums times this are integers.
 const TWO_P40: f64 = f64::from_bits(0x4270_0000_0000_0000);
 /// 2^80 (0x44F0000000000000): lo lane sums times this are integers.
@@ -45,14 +47,17 @@ const TWO_P32: f64 = f64::from_bits(0x41F0_0000_0000_0000);
 
 /// f64 lanes of the accumulator: a multiple of every vector width (4 in AVX2, 8 in
 /// AVX-512).
-pub(crate) const LANES: usize = 8;
+#[doc(hidden)]
+pub const LANES: usize = 8;
 /// Chunks of [`LANES`] summands between flushes: each lane then holds at most 2048 + 8
 /// summands of magnitude <= 1 + 2^-40, so |lane| < 2^12 and every lane addition is exact.
-pub(crate) const FLUSH_CHUNKS: usize = 2048;
+#[doc(hidden)]
+pub const FLUSH_CHUNKS: usize = 2048;
 
 /// The two pieces of a scaled summand |v| <= 1 + 2^-40 (see the module header).
 #[inline(always)]
-pub(crate) fn split(v: f64) -> (f64, f64) {
+#[doc(hidden)]
+pub fn split(v: f64) -> (f64, f64) {
     let hi = (v + C_HI) - C_HI;
     let lo = ((v - hi) + C_LO) - C_LO;
     (hi, lo)
@@ -60,7 +65,8 @@ pub(crate) fn split(v: f64) -> (f64, f64) {
 
 /// An exact sum: `hi` in units of 2^-40 and `lo` in units of 2^-80.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct FixedSum {
+#[doc(hidden)]
+pub struct FixedSum {
     pub hi: i128,
     pub lo: i128,
 }
@@ -118,13 +124,15 @@ impl FixedSum {
 
 /// The accumulator lanes (see the module header). Feed chunks with [`Lanes::add_chunk`] and
 /// odd summands with [`Lanes::add_one`]; [`Lanes::finish`] gives the exact total.
-pub(crate) struct Lanes {
+#[doc(hidden)]
+pub struct Lanes {
     hi: [f64; LANES],
     lo: [f64; LANES],
     chunks: usize,
     total: FixedSum,
 }
 
+#[allow(clippy::new_without_default)] // an accumulator is made by `new` only, like its CUDA mirror
 impl Lanes {
     #[inline(always)]
     pub fn new() -> Lanes {
@@ -186,7 +194,8 @@ impl Lanes {
 /// The exact (quantized, see the module header) sum of `v(i) * 2^-scale_exp` for i in
 /// 0..n, where every |v(i)| <= 2^scale_exp (1 + 2^-40): the fixed-point total.
 #[inline(always)]
-pub(crate) fn sum_scaled(n: usize, scale: f64, v: impl Fn(usize) -> f64) -> FixedSum {
+#[doc(hidden)]
+pub fn sum_scaled(n: usize, scale: f64, v: impl Fn(usize) -> f64) -> FixedSum {
     let mut acc = Lanes::new();
     let full = n / LANES * LANES;
     let mut i = 0;
@@ -208,7 +217,8 @@ pub(crate) fn sum_scaled(n: usize, scale: f64, v: impl Fn(usize) -> f64) -> Fixe
 /// The binary exponent E with 2^E <= |x| < 2^(E+1) for a finite nonzero normal x; -1022 for
 /// zero and subnormals (so that 2^-(E+1) scales every |v| <= |x| into [0, 1]).
 #[inline(always)]
-pub(crate) fn exponent_floor(x: f64) -> i32 {
+#[doc(hidden)]
+pub fn exponent_floor(x: f64) -> i32 {
     let e = ((x.to_bits() >> 52) & 0x7FF) as i32;
     let e = if e == 0 { 1 } else { e };
     e - 1023

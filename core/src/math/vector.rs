@@ -84,7 +84,8 @@ pub fn force_vector_path(path: Option<VectorPath>) {
 
 /// The vector path every op takes: the widest this CPU has (detected once), or the cap
 /// [`force_vector_path`] set if lower.
-pub(crate) fn best_path() -> VectorPath {
+#[doc(hidden)]
+pub fn best_path() -> VectorPath {
     static PATH: std::sync::OnceLock<VectorPath> = std::sync::OnceLock::new();
     let detected = *PATH.get_or_init(VectorPath::detect);
     let rank = |p: VectorPath| match p {
@@ -100,7 +101,8 @@ pub(crate) fn best_path() -> VectorPath {
 }
 
 /// An instruction-set marker: what the copy of a kernel compiled for it may assume.
-pub(crate) trait Isa {
+#[doc(hidden)]
+pub trait Isa {
     /// Whether the copy fuses the multiply-adds it writes out (`crate::math::madd`).
     const FUSED: bool;
     /// The widest vector register, in bytes (kernels that pick explicit SIMD types).
@@ -108,11 +110,14 @@ pub(crate) trait Isa {
 }
 
 /// The target's baseline (SSE2 on x86-64, NEON on aarch64).
-pub(crate) struct Baseline;
+#[doc(hidden)]
+pub struct Baseline;
 /// x86-64 AVX2 + FMA.
-pub(crate) struct Avx2;
+#[doc(hidden)]
+pub struct Avx2;
 /// x86-64 AVX-512 (F, DQ, VL, BW) + AVX2 + FMA.
-pub(crate) struct Avx512;
+#[doc(hidden)]
+pub struct Avx512;
 
 impl Isa for Baseline {
     const FUSED: bool = crate::math::madd::TARGET_FUSES;
@@ -128,7 +133,8 @@ impl Isa for Avx512 {
 }
 
 /// A kernel with its arguments, run by [`run_on`].
-pub(crate) trait PathKernel<Out> {
+#[doc(hidden)]
+pub trait PathKernel<Out> {
     /// The kernel on instruction set `I` (must be `#[inline(always)]`, see the module
     /// header).
     fn run<I: Isa>(self) -> Out;
@@ -149,7 +155,8 @@ fn run_avx2<Out, K: PathKernel<Out>>(k: K) -> Out {
 /// The path that runs when `path` is asked for: `path` itself, or the widest path below
 /// it that this CPU has ([`best_path`], which tests may cap). Only
 /// x86-64 has paths above the baseline.
-pub(crate) fn runnable(path: VectorPath) -> VectorPath {
+#[doc(hidden)]
+pub fn runnable(path: VectorPath) -> VectorPath {
     let best = best_path();
     match path {
         VectorPath::Avx512 if best == VectorPath::Avx512 => VectorPath::Avx512,
@@ -159,7 +166,8 @@ pub(crate) fn runnable(path: VectorPath) -> VectorPath {
 }
 
 /// Run `k` on `path`, or on the widest path below it that this CPU has ([`runnable`]).
-pub(crate) fn run_on<Out, K: PathKernel<Out>>(path: VectorPath, k: K) -> Out {
+#[doc(hidden)]
+pub fn run_on<Out, K: PathKernel<Out>>(path: VectorPath, k: K) -> Out {
     match runnable(path) {
         // SAFETY: `runnable` returns a path above the baseline only where the CPU has it.
         #[cfg(target_arch = "x86_64")]
@@ -185,6 +193,8 @@ pub(crate) fn run_on<Out, K: PathKernel<Out>>(path: VectorPath, k: K) -> Out {
 ///         = map_generic::<U, F, { <I as Isa>::FUSED }>;
 /// }
 /// ```
+#[doc(hidden)]
+#[macro_export]
 macro_rules! path_copies {
     ($(#[$meta:meta])* $vis:vis fn $name:ident<$($g:ident: $bound:path),*>(
         $($arg:ident: $ty:ty),* $(,)?
@@ -221,4 +231,5 @@ macro_rules! path_copies {
         }
     };
 }
-pub(crate) use path_copies;
+#[doc(hidden)]
+pub use crate::path_copies;

@@ -25,7 +25,8 @@ use super::dd::{DD, fast_two_sum, round_odd};
 use super::exp::{EXPM1_FAST_F64_REL_ERR, expm1_dd, expm1_fast_f64};
 use super::unary::CrUnary;
 
-pub(crate) struct Tanh;
+#[doc(hidden)]
+pub struct Tanh;
 
 /// 2^-53 (0x3CA0000000000000): the unit roundoff of f64.
 const U: f64 = f64::from_bits(0x3CA0_0000_0000_0000);
@@ -40,7 +41,8 @@ const SIGN: u64 = 0x8000_0000_0000_0000;
 
 /// tanh(x) as a double-double with relative error below 2^-99, for |x| <= 20 (x = ±0
 /// gives ±0 exactly). Also the core of sigmoid and silu: sigmoid(x) = (1 + tanh(x/2))/2.
-pub(crate) fn tanh_dd(x: f64) -> DD {
+#[doc(hidden)]
+pub fn tanh_dd(x: f64) -> DD {
     let a = x.abs();
     let r = if a == 0.0 {
         return DD::from_f64(x);

@@ -7,7 +7,7 @@
 //     name Type in family: "what it computes", example x => bits of f(x) in f32;
 //
 // `name` is the function's Rust name, its op's name and its CUDA kernels' prefix; `Type`
-// its `CrUnary` implementation in `src/math/<family>.rs` and its struct in
+// its `CrUnary` implementation in `core/src/math/<family>.rs` and its struct in
 // `kernels/math/<family>.cuh` (the CUDA list `REPRO_FOR_EACH_UNARY` in
 // `kernels/math/all.cuh` is checked against this one by tests/cuda_constants.rs). The
 // example bits are the exact value rounded to nearest f32, computed with mpmath; the op's
@@ -16,6 +16,8 @@
 // the oracle's `Func` (tools/mpfr-oracle).
 
 /// Calls `$callback!` with the list of the correctly rounded unary functions.
+#[doc(hidden)]
+#[macro_export]
 macro_rules! unary_functions {
     ($callback:ident) => {
         $callback! {
@@ -36,5 +38,3 @@ macro_rules! unary_functions {
         }
     };
 }
-#[allow(unused_imports)]
-pub(crate) use unary_functions;

@@ -46,7 +46,8 @@ fn as_f64<F: Format>(k: i64) -> f64 {
 /// exact), `lo <= x`'s rounding `<= hi` are finite-or-infinite values of the format, and
 /// `zero_sign_negative` gives the sign of the result when x rounds to zero (x's own sign,
 /// or the sign rule of an exact zero).
-pub(crate) fn round_by_comparison<F: Format>(
+#[doc(hidden)]
+pub fn round_by_comparison<F: Format>(
     lo: F,
     hi: F,
     cmp: impl Fn(f64) -> Ordering,
@@ -98,7 +99,8 @@ pub(crate) fn round_by_comparison<F: Format>(
 /// Otherwise the exact comparison of squares: w sqrt(n) against a midpoint m of F (same
 /// sign) is w^2 n against m^2, decided in integers (`super::bigint`). w sqrt(n) is never
 /// exactly a midpoint unless n is a square, which the comparison then handles as a tie.
-pub(crate) fn round_mul_sqrt<F: Format>(w: f64, n: u64) -> F {
+#[doc(hidden)]
+pub fn round_mul_sqrt<F: Format>(w: f64, n: u64) -> F {
     use super::bigint::{Big, decompose_f64};
     use super::dd::two_prod;
     debug_assert!((1..1u64 << 40).contains(&n) && w.is_finite());

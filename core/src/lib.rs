@@ -1,0 +1,12 @@
+//! The framework-free core of candle-repro: the correctly rounded elementwise math, the
+//! exact sums and the rounding tests, over plain values and slices. Neither candle nor any
+//! other tensor framework is a dependency: the framework adapters (`candle-repro`, which
+//! re-exports [`math`] as `candle_repro::math`) call into this crate, never the reverse, so
+//! every adapter gives the same bits.
+//!
+//! Items marked `#[doc(hidden)]` are internals shared with the adapters (vector-path
+//! dispatch, the exact accumulators); they are not part of the API.
+
+#![warn(missing_docs)]
+
+pub mod math;
