@@ -19,6 +19,12 @@ use kernel_sources::kernel_sources;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    // The package check (.ci/package-check.sh) builds the unpacked crate in this target
+    // directory, where cargo gives its build-script run the same hash as the repository's
+    // (path packages hash their path relative to their workspace root): the variable it
+    // sets makes cargo rerun this script on the way back, so the repository's build never
+    // keeps the packaged crate's answer (no workspace tools) and skips their tests.
+    println!("cargo:rerun-if-env-changed=REPRO_PACKAGE_CHECK");
     println!("cargo:rerun-if-changed=build/kernel_sources.rs");
     println!("cargo:rerun-if-changed=kernels");
     for var in [

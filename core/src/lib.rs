@@ -9,4 +9,8 @@
 
 #![warn(missing_docs)]
 
+/// Output buffers for the CPU kernels (uninitialized, huge pages for large ones) and the
+/// parallel map the elementwise kernels run under.
+#[doc(hidden)]
+pub mod buffer;
 pub mod math;

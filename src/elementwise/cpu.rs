@@ -10,26 +10,17 @@ use crate::ops::buffer;
 use crate::ops::layout::logical_elements;
 use candle_core::backend::BackendStorage;
 use candle_core::{CpuStorage, Error, Layout, Result, Shape};
-use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
-/// Elements per rayon task: large enough to amortize scheduling, small enough to balance.
-const CHUNK: usize = 1 << 14;
-
 /// Apply `kernel` (which writes every slot it is given) to the logical elements of `data`
-/// into a new contiguous vector.
+/// into a new contiguous vector (`repro_core::buffer::map_parallel`: fixed chunks over
+/// rayon's threads).
 fn map_parallel<T: Format>(
     data: &[T],
     layout: &Layout,
     kernel: impl Fn(&[T], &mut [MaybeUninit<T>]) + Sync,
 ) -> Vec<T> {
-    let input = logical_elements(data, layout);
-    let mut out = buffer::uninit::<T>(input.len());
-    out.par_chunks_mut(CHUNK)
-        .zip(input.par_chunks(CHUNK))
-        .for_each(|(o, x)| kernel(x, o));
-    // SAFETY: the chunks cover the whole buffer and the kernel writes every slot.
-    unsafe { buffer::assume_init(out) }
+    buffer::map_parallel(&logical_elements(data, layout), kernel)
 }
 
 /// `f` on every element of `storage` (f32, bf16 or f16), correctly rounded.

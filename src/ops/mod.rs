@@ -3,7 +3,7 @@
 //! under their old paths.
 
 pub use crate::arith;
-pub(crate) mod buffer;
+pub(crate) use repro_core::buffer;
 pub mod cast;
 pub use crate::elementwise;
 pub use crate::fft::ops as fft;

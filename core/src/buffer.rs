@@ -4,10 +4,31 @@
 //! otherwise costs 16,384 page faults, more than the arithmetic of most elementwise ops.
 //! Neither changes any value.
 
+use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
+/// Elements per rayon task of [`map_parallel`]: large enough to amortize scheduling, small
+/// enough to balance.
+pub const CHUNK: usize = 1 << 14;
+
+/// `kernel` (which writes every slot it is given) over `input` in fixed chunks of [`CHUNK`]
+/// on rayon's threads, into a new vector. Each element's value must not depend on its
+/// chunk (the elementwise kernels compute every element alone), so neither the split nor
+/// the thread count changes a bit.
+pub fn map_parallel<T: Sync, U: Send>(
+    input: &[T],
+    kernel: impl Fn(&[T], &mut [MaybeUninit<U>]) + Sync,
+) -> Vec<U> {
+    let mut out = uninit::<U>(input.len());
+    out.par_chunks_mut(CHUNK)
+        .zip(input.par_chunks(CHUNK))
+        .for_each(|(o, x)| kernel(x, o));
+    // SAFETY: the chunks cover the whole buffer and the kernel writes every slot.
+    unsafe { assume_init(out) }
+}
+
 /// An output buffer of `n` uninitialized elements.
-pub(crate) fn uninit<F>(n: usize) -> Vec<MaybeUninit<F>> {
+pub fn uninit<F>(n: usize) -> Vec<MaybeUninit<F>> {
     let mut v: Vec<MaybeUninit<F>> = Vec::with_capacity(n);
     hint_huge_pages(v.as_ptr() as usize, n * std::mem::size_of::<F>());
     // SAFETY: MaybeUninit elements need no initialization.
@@ -19,7 +40,7 @@ pub(crate) fn uninit<F>(n: usize) -> Vec<MaybeUninit<F>> {
 ///
 /// # Safety
 /// Every element must have been written.
-pub(crate) unsafe fn assume_init<F>(v: Vec<MaybeUninit<F>>) -> Vec<F> {
+pub unsafe fn assume_init<F>(v: Vec<MaybeUninit<F>>) -> Vec<F> {
     let mut v = std::mem::ManuallyDrop::new(v);
     let (ptr, len, cap) = (v.as_mut_ptr(), v.len(), v.capacity());
     // SAFETY: MaybeUninit<F> has F's layout; the caller guarantees initialization.

@@ -1,0 +1,232 @@
+//! burn-repro's elementwise functions against candle-repro's ops on the same values: the
+//! same bits for every function and dtype (random bit patterns over the whole range,
+//! special values, subnormals), contiguous and strided inputs, on Flex and through an
+//! autodiff device; and the refusals (dtype, tracked tensors) as errors, never panics.
+
+use burn_flex::Flex;
+use burn_tensor::{DType, Device, Int, Tensor, TensorData, bf16, f16};
+use candle_core::{Device as Cpu, Tensor as CTensor};
+
+/// Deterministic bit patterns: 64-bit LCG.
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 11
+    }
+}
+
+/// n values of every kind: random bits (NaNs with payloads, infinities, subnormals),
+/// ordinary magnitudes, and the special values.
+fn values(n: usize, seed: u64) -> Vec<f32> {
+    let mut rng = Lcg(seed);
+    let specials = [
+        0.0,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MIN_POSITIVE,
+        1e-40,
+        -1e-45,
+        f32::MAX,
+        1.0,
+        -1.0,
+        88.72,
+        -103.9,
+    ];
+    (0..n)
+        .map(|i| match i % 4 {
+            0 => f32::from_bits(rng.next() as u32),
+            1 => ((rng.next() % 20_001) as f32 - 10_000.0) / 1000.0,
+            2 => specials[(rng.next() % specials.len() as u64) as usize],
+            _ => ((rng.next() % 2001) as f32 - 1000.0) / 7.0,
+        })
+        .collect()
+}
+
+/// The same values as a Burn tensor of `dtype` on `device`, and as a candle tensor.
+fn pair(v: &[f32], shape: [usize; 2], dtype: DType, device: &Device) -> (Tensor<2>, CTensor) {
+    let c = CTensor::from_vec(v.to_vec(), &shape, &Cpu::Cpu).unwrap();
+    let (data, c) = match dtype {
+        DType::F32 => (TensorData::new(v.to_vec(), shape), c),
+        DType::BF16 => (
+            TensorData::new(v.iter().map(|&x| bf16::from_f32(x)).collect(), shape),
+            c.to_dtype(candle_core::DType::BF16).unwrap(),
+        ),
+        _ => (
+            TensorData::new(v.iter().map(|&x| f16::from_f32(x)).collect(), shape),
+            c.to_dtype(candle_core::DType::F16).unwrap(),
+        ),
+    };
+    (Tensor::<2>::from_data(data, (device, dtype)), c)
+}
+
+/// The output bits of a Burn tensor and of a candle tensor, as u32 (16-bit dtypes widened).
+fn burn_bits(t: Tensor<2>) -> Vec<u32> {
+    let data = t.into_data();
+    match data.dtype() {
+        DType::F32 => data
+            .as_slice::<f32>()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_bits())
+            .collect(),
+        DType::BF16 => data
+            .as_slice::<bf16>()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_bits() as u32)
+            .collect(),
+        DType::F16 => data
+            .as_slice::<f16>()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_bits() as u32)
+            .collect(),
+        d => panic!("dtype {d:?}"),
+    }
+}
+
+fn candle_bits(t: &CTensor) -> Vec<u32> {
+    let t = t.flatten_all().unwrap();
+    match t.dtype() {
+        candle_core::DType::F32 => t
+            .to_vec1::<f32>()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_bits())
+            .collect(),
+        candle_core::DType::BF16 => t
+            .to_vec1::<half::bf16>()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_bits() as u32)
+            .collect(),
+        _ => t
+            .to_vec1::<half::f16>()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_bits() as u32)
+            .collect(),
+    }
+}
+
+const DTYPES: [DType; 3] = [DType::F32, DType::BF16, DType::F16];
+
+#[test]
+fn every_function_has_candle_repros_bits() {
+    let device = Device::flex();
+    // 3 x 7001 values: more than one chunk of the parallel map, not a multiple of it.
+    let shape = [3, 7001];
+    let v = values(shape[0] * shape[1], 1);
+    let mut checked = 0;
+    for &name in burn_repro::FUNCTIONS {
+        let f = burn_repro::by_name::<2>(name).unwrap();
+        let cf = candle_repro::UnaryFn::ALL
+            .into_iter()
+            .find(|u| u.name() == name)
+            .unwrap();
+        for dtype in DTYPES {
+            let (x, cx) = pair(&v, shape, dtype, &device);
+            let want = candle_bits(&candle_repro::unary(&cx, cf).unwrap());
+            let y = f(x.clone()).unwrap();
+            assert_eq!(y.dtype(), dtype, "{name}: output dtype");
+            assert_eq!(y.dims(), shape, "{name}: output shape");
+            let got = burn_bits(y);
+            for (q, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(g, w, "{name} {dtype:?} element {q}: input {}", v[q]);
+            }
+            // A strided view (transposed): made contiguous, the same bits in its order.
+            let got_t = burn_bits(f(x.transpose()).unwrap());
+            let want_t = candle_bits(&candle_repro::unary(&cx.t().unwrap(), cf).unwrap());
+            assert_eq!(got_t, want_t, "{name} {dtype:?} transposed");
+            checked += 2 * got.len();
+        }
+    }
+    println!(
+        "{} functions x 3 dtypes: {checked} outputs, candle-repro's bits",
+        burn_repro::FUNCTIONS.len()
+    );
+}
+
+/// The input is read in place and the output is a new tensor: the input is unchanged, and
+/// a Flex primitive of the result is contiguous with the input's shape.
+#[test]
+fn flex_input_stays_and_output_is_contiguous() {
+    let device = Device::flex();
+    let v = values(64, 2);
+    let (x, _) = pair(&v, [8, 8], DType::F32, &device);
+    let before = burn_bits(x.clone());
+    let y = burn_repro::tanh(x.clone()).unwrap();
+    assert_eq!(burn_bits(x), before);
+    let p = y.try_into_primitive::<Flex>().unwrap();
+    assert!(p.is_contiguous());
+    assert_eq!(p.as_slice::<f32>().unwrap().len(), 64);
+}
+
+#[test]
+fn autodiff_devices_untracked_work_and_tracked_are_refused() {
+    let device = Device::flex().autodiff();
+    let v = values(3 * 5, 3);
+    for dtype in DTYPES {
+        let (x, cx) = pair(&v, [3, 5], dtype, &device);
+        // Untracked: computed, returned on the autodiff device, the same bits.
+        let y = burn_repro::silu(x.clone()).unwrap();
+        assert!(y.is_autodiff());
+        let want = candle_bits(&candle_repro::silu(&cx).unwrap());
+        assert_eq!(burn_bits(y), want, "{dtype:?}");
+        // Tracked: refused, not silently detached.
+        let xt = x.require_grad();
+        let err = burn_repro::silu(xt.clone() * 2.0).unwrap_err();
+        assert_eq!(err, burn_repro::Error::NoBackward { op: "silu" });
+        assert!(err.to_string().contains("Operation: 'silu'"), "{err}");
+        // Moved off the autodiff backend (`inner`): allowed. (A detached leaf that requires
+        // a gradient is still tracked in Burn, so it is refused like the product above.)
+        assert!(burn_repro::silu(xt.clone().detach()).is_err());
+        let y = burn_repro::silu(xt.inner()).unwrap();
+        assert!(!y.is_autodiff());
+        assert_eq!(burn_bits(y), candle_bits(&candle_repro::silu(&cx).unwrap()));
+    }
+}
+
+#[test]
+fn other_dtypes_are_errors() {
+    let device = Device::flex();
+    let x = Tensor::<2>::from_data(
+        TensorData::new(vec![1.0f64, 2.0], [1, 2]),
+        (&device, DType::F64),
+    );
+    assert_eq!(
+        burn_repro::exp(x).unwrap_err(),
+        burn_repro::Error::UnsupportedDType {
+            op: "exp",
+            dtype: DType::F64
+        }
+    );
+    // An int tensor cast to float keeps working; the function takes float tensors only.
+    let i = Tensor::<2, Int>::from_data(TensorData::new(vec![1i64, 2], [1, 2]), &device);
+    assert!(burn_repro::exp(i.float()).is_ok());
+}
+
+/// A backend other than Flex (NdArray) takes the read-back route: the same bits, the
+/// output on the input's device and dtype. (NdArray holds f32 and f64 floats only: its
+/// `from_data` panics on bf16 and f16, so the 16-bit dtypes of this route are covered by
+/// the same `data_map` code on f32's path only.)
+#[test]
+fn other_backends_read_back_and_give_the_same_bits() {
+    let device = Device::ndarray();
+    let v = values(2 * 777, 4);
+    for dtype in [DType::F32] {
+        let (x, cx) = pair(&v, [2, 777], dtype, &device);
+        assert!(x.clone().try_into_primitive::<Flex>().is_err());
+        let y = burn_repro::gelu_erf(x).unwrap();
+        assert_eq!(y.device(), device);
+        assert_eq!(y.dtype(), dtype);
+        let want = candle_bits(&candle_repro::gelu_erf(&cx).unwrap());
+        assert_eq!(burn_bits(y), want, "{dtype:?}");
+    }
+}
