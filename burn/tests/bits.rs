@@ -217,16 +217,16 @@ fn other_dtypes_are_errors() {
 /// `from_data` panics on bf16 and f16, so the 16-bit dtypes of this route are covered by
 /// the same `data_map` code on f32's path only.)
 #[test]
+// NdArray is deprecated in Burn 0.22 in favour of Flex; it stays the smallest second backend.
+#[allow(deprecated)]
 fn other_backends_read_back_and_give_the_same_bits() {
     let device = Device::ndarray();
     let v = values(2 * 777, 4);
-    for dtype in [DType::F32] {
-        let (x, cx) = pair(&v, [2, 777], dtype, &device);
-        assert!(x.clone().try_into_primitive::<Flex>().is_err());
-        let y = burn_repro::gelu_erf(x).unwrap();
-        assert_eq!(y.device(), device);
-        assert_eq!(y.dtype(), dtype);
-        let want = candle_bits(&candle_repro::gelu_erf(&cx).unwrap());
-        assert_eq!(burn_bits(y), want, "{dtype:?}");
-    }
+    let (x, cx) = pair(&v, [2, 777], DType::F32, &device);
+    assert!(x.clone().try_into_primitive::<Flex>().is_err());
+    let y = burn_repro::gelu_erf(x).unwrap();
+    assert_eq!(y.device(), device);
+    assert_eq!(y.dtype(), DType::F32);
+    let want = candle_bits(&candle_repro::gelu_erf(&cx).unwrap());
+    assert_eq!(burn_bits(y), want);
 }
