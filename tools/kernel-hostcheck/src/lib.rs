@@ -3,12 +3,10 @@
 //! support for `tests/cuda_host_crosscheck.rs`: the same source text that nvcc compiles for
 //! the GPU, compared bit for bit with the Rust math of `candle-repro`.
 
-/// candle-repro's `core/src/math`, compiled into this crate too: its `CrUnary` trait is
-/// `pub(crate)` there, and the cross-check compares the parts of each function (fast path,
-/// domain, accurate path), not only the rounded outputs. Same source, same profile.
-#[allow(dead_code, unused_imports, unreachable_pub, clippy::all)]
-#[path = "../../../core/src/math/mod.rs"]
-mod math;
+/// The framework-free core's math: the cross-check compares the parts of each function
+/// (fast path, domain, accurate path, through the doc-hidden `CrUnary`), not only the
+/// rounded outputs.
+use repro_core::math;
 
 use math::unary::CrUnary;
 
@@ -42,7 +40,7 @@ macro_rules! rust_parts_by_name {
         }
     };
 }
-crate::unary_functions!(rust_parts_by_name);
+repro_core::unary_functions!(rust_parts_by_name);
 
 /// One function of the device math, as entry points on bit patterns.
 #[derive(Clone, Copy)]
@@ -119,7 +117,7 @@ macro_rules! device_fns {
     };
 }
 
-crate::unary_functions!(device_fns);
+repro_core::unary_functions!(device_fns);
 
 /// The function named `name`.
 pub fn by_name(name: &str) -> Option<DeviceFn> {
