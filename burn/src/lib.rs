@@ -98,11 +98,6 @@ struct Kernels {
     f16: fn(&[f16], &mut [MaybeUninit<f16>]),
 }
 
-/// `kernel` over `x` into a new vector, in candle-repro's chunks on rayon's threads.
-fn map_values<T: Format + Element>(x: &[T], kernel: fn(&[T], &mut [MaybeUninit<T>])) -> Vec<T> {
-    map_parallel(x, kernel)
-}
-
 /// The kernel on a Flex primitive: its storage read in place when contiguous.
 fn flex_map<T: Format + Element + bytemuck::Pod>(
     x: &FlexTensor,
@@ -118,7 +113,7 @@ fn flex_map<T: Format + Element + bytemuck::Pod>(
     let values = x
         .as_slice::<T>()
         .expect("a contiguous Flex tensor of the dtype it reports");
-    FlexTensor::from_data(TensorData::new(map_values(values, kernel), x.shape()))
+    FlexTensor::from_data(TensorData::new(map_parallel(values, kernel), x.shape()))
 }
 
 /// The kernel on host values read back from any backend.
@@ -132,7 +127,7 @@ fn data_map<T: Format + Element>(
         message: format!("{e:?}"),
     })?;
     Ok(TensorData::new(
-        map_values(values, kernel),
+        map_parallel(values, kernel),
         data.shape().clone(),
     ))
 }
