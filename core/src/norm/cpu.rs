@@ -258,7 +258,7 @@ fn lane_sum(n: usize, v: impl Fn(usize) -> f64) -> f64 {
     lanes.iter().sum()
 }
 
-/// The backward pass of one row as `super::backward` documents it: `dx` the input's
+/// The backward pass of one row as [`super::norm_backward`] documents it: `dx` the input's
 /// gradient, `dw_part` each element's term of the weight's gradient, both in f64.
 pub(crate) fn backward_row(
     p: NormParams,
