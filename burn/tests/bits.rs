@@ -3,119 +3,11 @@
 //! special values, subnormals), contiguous and strided inputs, on Flex and through an
 //! autodiff device; and the refusals (dtype, tracked tensors) as errors, never panics.
 
+mod common;
+
 use burn_flex::Flex;
-use burn_tensor::{DType, Device, Int, Tensor, TensorData, bf16, f16};
-use candle_core::{Device as Cpu, Tensor as CTensor};
-
-/// Deterministic bit patterns: 64-bit LCG.
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 11
-    }
-}
-
-/// n values of every kind: random bits (NaNs with payloads, infinities, subnormals),
-/// ordinary magnitudes, and the special values.
-fn values(n: usize, seed: u64) -> Vec<f32> {
-    let mut rng = Lcg(seed);
-    let specials = [
-        0.0,
-        -0.0,
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-        f32::NAN,
-        f32::MIN_POSITIVE,
-        1e-40,
-        -1e-45,
-        f32::MAX,
-        1.0,
-        -1.0,
-        88.72,
-        -103.9,
-    ];
-    (0..n)
-        .map(|i| match i % 4 {
-            0 => f32::from_bits(rng.next() as u32),
-            1 => ((rng.next() % 20_001) as f32 - 10_000.0) / 1000.0,
-            2 => specials[(rng.next() % specials.len() as u64) as usize],
-            _ => ((rng.next() % 2001) as f32 - 1000.0) / 7.0,
-        })
-        .collect()
-}
-
-/// The same values as a Burn tensor of `dtype` on `device`, and as a candle tensor.
-fn pair(v: &[f32], shape: [usize; 2], dtype: DType, device: &Device) -> (Tensor<2>, CTensor) {
-    let c = CTensor::from_vec(v.to_vec(), &shape, &Cpu::Cpu).unwrap();
-    let (data, c) = match dtype {
-        DType::F32 => (TensorData::new(v.to_vec(), shape), c),
-        DType::BF16 => (
-            TensorData::new(v.iter().map(|&x| bf16::from_f32(x)).collect(), shape),
-            c.to_dtype(candle_core::DType::BF16).unwrap(),
-        ),
-        _ => (
-            TensorData::new(v.iter().map(|&x| f16::from_f32(x)).collect(), shape),
-            c.to_dtype(candle_core::DType::F16).unwrap(),
-        ),
-    };
-    (Tensor::<2>::from_data(data, (device, dtype)), c)
-}
-
-/// The output bits of a Burn tensor and of a candle tensor, as u32 (16-bit dtypes widened).
-fn burn_bits(t: Tensor<2>) -> Vec<u32> {
-    let data = t.into_data();
-    match data.dtype() {
-        DType::F32 => data
-            .as_slice::<f32>()
-            .unwrap()
-            .iter()
-            .map(|x| x.to_bits())
-            .collect(),
-        DType::BF16 => data
-            .as_slice::<bf16>()
-            .unwrap()
-            .iter()
-            .map(|x| x.to_bits() as u32)
-            .collect(),
-        DType::F16 => data
-            .as_slice::<f16>()
-            .unwrap()
-            .iter()
-            .map(|x| x.to_bits() as u32)
-            .collect(),
-        d => panic!("dtype {d:?}"),
-    }
-}
-
-fn candle_bits(t: &CTensor) -> Vec<u32> {
-    let t = t.flatten_all().unwrap();
-    match t.dtype() {
-        candle_core::DType::F32 => t
-            .to_vec1::<f32>()
-            .unwrap()
-            .iter()
-            .map(|x| x.to_bits())
-            .collect(),
-        candle_core::DType::BF16 => t
-            .to_vec1::<half::bf16>()
-            .unwrap()
-            .iter()
-            .map(|x| x.to_bits() as u32)
-            .collect(),
-        _ => t
-            .to_vec1::<half::f16>()
-            .unwrap()
-            .iter()
-            .map(|x| x.to_bits() as u32)
-            .collect(),
-    }
-}
-
-const DTYPES: [DType; 3] = [DType::F32, DType::BF16, DType::F16];
+use burn_tensor::{DType, Device, Int, Tensor, TensorData};
+use common::{DTYPES, burn_bits, candle_bits, pair, values};
 
 #[test]
 fn every_function_has_candle_repros_bits() {
@@ -141,9 +33,14 @@ fn every_function_has_candle_repros_bits() {
                 assert_eq!(g, w, "{name} {dtype:?} element {q}: input {}", v[q]);
             }
             // A strided view (transposed): made contiguous, the same bits in its order.
-            let got_t = burn_bits(f(x.transpose()).unwrap());
+            let got_t = burn_bits(f(x.clone().transpose()).unwrap());
             let want_t = candle_bits(&candle_repro::unary(&cx.t().unwrap(), cf).unwrap());
             assert_eq!(got_t, want_t, "{name} {dtype:?} transposed");
+            // A view that starts inside its storage (rows 1..): read from its offset.
+            let got_n = burn_bits(f(x.narrow(0, 1, 2)).unwrap());
+            let want_n =
+                candle_bits(&candle_repro::unary(&cx.narrow(0, 1, 2).unwrap(), cf).unwrap());
+            assert_eq!(got_n, want_n, "{name} {dtype:?} narrowed");
             checked += 2 * got.len();
         }
     }
@@ -214,8 +111,8 @@ fn other_dtypes_are_errors() {
 
 /// A backend other than Flex (NdArray) takes the read-back route: the same bits, the
 /// output on the input's device and dtype. (NdArray holds f32 and f64 floats only: its
-/// `from_data` panics on bf16 and f16, so the 16-bit dtypes of this route are covered by
-/// the same `data_map` code on f32's path only.)
+/// `from_data` panics on bf16 and f16, so this route is tested in f32 only; the 16-bit
+/// dtypes run the same Flex code once read back.)
 #[test]
 // NdArray is deprecated in Burn 0.22 in favour of Flex; it stays the smallest second backend.
 #[allow(deprecated)]
