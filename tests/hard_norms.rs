@@ -9,7 +9,7 @@
 //! bound in the CPU's order and at 1, 32 and 256 threads per block, whose small squares
 //! are lost one after another against a large one (`lost_squares_row`). The variance
 //! bound counts A, the most additions with two nonzero operands that a square meets in
-//! the order (`src/norm/mod.rs`); the replay takes A from running the order
+//! the order (`core/src/norm/mod.rs`); the replay takes A from running the order
 //! (`square_additions`), checked against the header's closed forms.
 //!
 //! Construction of the first (f32, eps > 0, n = 10). x_0 = 1 + t 2^-23 (x_0^2, exact in
@@ -28,7 +28,7 @@
 //! while the right bound sends the output to the exact tier.
 //!
 //! Each case asserts its own hardness: tier 1 replayed in f64 (the formulas of
-//! `src/norm/cpu.rs`, in the order of the CPU or of a device block), the interval of half
+//! `core/src/norm/cpu.rs`, in the order of the CPU or of a device block), the interval of half
 //! the bound rounds to one value that is not MPFR's, the interval of the whole bound does
 //! not decide.
 //!
@@ -70,7 +70,7 @@ fn half_ulp(v: f64) -> f64 {
 }
 
 /// Where tier 1 forms the row's sums: the CPU's 8 lanes (element i in lane i mod 8, the
-/// lanes added in order; `src/norm/cpu.rs`), or a device block of T threads (each thread's
+/// lanes added in order; `core/src/norm/cpu.rs`), or a device block of T threads (each thread's
 /// elements t, t + T, .. in order, then the shared-memory tree; `kernels/norm/norm.cu`).
 #[derive(Clone, Copy, Debug)]
 enum Order {
@@ -79,7 +79,7 @@ enum Order {
 }
 
 /// The most additions with two nonzero operands that one square passes through in
-/// `order`'s sum of squares (the count A of the variance bound, `src/norm/mod.rs`), found by
+/// `order`'s sum of squares (the count A of the variance bound, `core/src/norm/mod.rs`), found by
 /// running the order on the row's structure, independently of the code's closed forms: an
 /// accumulator is empty until its first element, and the sum of two nonempty ones carries
 /// the larger of their counts plus one.
@@ -114,7 +114,7 @@ fn square_additions(n: usize, order: Order) -> usize {
     total.unwrap_or(0)
 }
 
-/// The closed forms of `src/norm/mod.rs`'s header (A_cpu = min(n - 1, ceil(n/8) + 6),
+/// The closed forms of `core/src/norm/mod.rs`'s header (A_cpu = min(n - 1, ceil(n/8) + 6),
 /// A_dev = ceil(n/T) - 1 + ceil(log2 min(n, T))) against the count run on the orders.
 #[test]
 fn square_additions_closed_forms() {
@@ -154,7 +154,7 @@ struct Stats {
     e_r: f64,
 }
 
-/// Tier 1's statistics replayed in f64, step for step as `src/norm/cpu.rs` (`Order::Cpu`)
+/// Tier 1's statistics replayed in f64, step for step as `core/src/norm/cpu.rs` (`Order::Cpu`)
 /// or `kernels/norm/norm.cu` (`Order::Device`) computes them: the compensated sum and the
 /// mean's bound (LayerNorm), the sum of squared deviations, r = 1/sqrt(ss/n + eps) and its
 /// bound e_r; with `planted`, the mean's bound delta_mu (`Plant::Mean`) or the variance

@@ -2,7 +2,7 @@
 """How close does the norms' tier-1 error come to its bound? (docs/VERIFICATION.md,
 "Hardest inputs: sums".)
 
-RMSNorm of f32 rows, eps = 0: tier 1 of src/norm/cpu.rs (8-lane sum of squares, the lanes
+RMSNorm of f32 rows, eps = 0: tier 1 of core/src/norm/cpu.rs (8-lane sum of squares, the lanes
 added in order, 1/sqrt(V), z = x w r and its bound) replayed in IEEE f64 (Python floats;
 math.sqrt is correctly rounded), against the value at 300 bits (mpmath). Rows: random
 normal, and a dominant element followed by elements whose squares each fall just below
@@ -36,7 +36,7 @@ def tier1(xs, w):
     for lane in lanes:
         ss += lane
     nf = float(n)
-    # The CPU order's count of additions (src/norm/mod.rs): min(n - 1, ceil(n/8) + 6).
+    # The CPU order's count of additions (core/src/norm/mod.rs): min(n - 1, ceil(n/8) + 6).
     adds = min(n - 1, -(-n // 8) + 6)
     e_ss = ((adds + 5.0) * U * ss) * SLACK
     v = ss / nf

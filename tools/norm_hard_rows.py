@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Searches for the norms' hardest rows (issue 31; docs/VERIFICATION.md, "Hardest inputs:
-norms"). Tier 1 of src/norm/cpu.rs and kernels/norm/norm.cu is replayed in IEEE f64
+norms"). Tier 1 of core/src/norm/cpu.rs and kernels/norm/norm.cu is replayed in IEEE f64
 (Python floats and numpy, both IEEE binary64 with round-to-nearest-even), the exact values
 in rationals (fractions) and at 400 bits (mpmath).
 
@@ -82,7 +82,7 @@ def mean_from_sums(n, sx, ab, lanes):
 
 
 def square_additions(n, order):
-    """A of src/norm/mod.rs: the most additions with two nonzero operands that one square
+    """A of core/src/norm/mod.rs: the most additions with two nonzero operands that one square
     meets in the sum of squares ('cpu': 8 lanes, then the lanes in order; T: threads, then
     the tree)."""
     if order == "cpu":
@@ -292,7 +292,7 @@ def np_two_sum(a, b):
 
 
 def np_replay9(X, eps, ess_scale):
-    """src/norm/cpu.rs on rows of 9 (x8 in lane 0 after x0)."""
+    """core/src/norm/cpu.rs on rows of 9 (x8 in lane 0 after x0)."""
     s0, q0 = np_two_sum(X[:, 0], X[:, 8])
     total, err = s0, q0
     for l in range(1, 8):

@@ -1,11 +1,12 @@
-//! The Burn op against the slice kernel it runs, on the same values (issue 29's speed goal:
-//! the Flex path within 10% of the kernel, i.e. no copy and no overhead beyond the output
-//! allocation that any op returning a new tensor pays). Both run over rayon's threads in
-//! the same chunks; the kernel side allocates its output too.
+//! The Burn op against the slice kernel (or the core's row function) it runs, on the same
+//! values (issue 29's speed goal: the Flex path within 10% of the kernel, i.e. no copy and
+//! no overhead beyond the output allocation that any op returning a new tensor pays). Both
+//! run over rayon's threads in the same chunks; the kernel side allocates its output too.
 
 use burn_tensor::{Device, Tensor, TensorData};
 use criterion::{Criterion, criterion_group, criterion_main};
-use repro_core::buffer::map_parallel;
+use repro_core::buffer::{self, map_parallel};
+use repro_core::norm::NormParams;
 use std::hint::black_box;
 
 fn bench(c: &mut Criterion) {
@@ -33,6 +34,55 @@ fn bench(c: &mut Criterion) {
         });
         g.finish();
     }
+
+    // Rows: softmax over 4096 rows of 1024, RMSNorm over 1024 rows of 4096, against the
+    // core's row functions on the same slices (each allocating its output).
+    let rows = Tensor::<2>::from_data(TensorData::new(v.clone(), [4096, 1024]), &device);
+    let mut g = c.benchmark_group("softmax f32 4096 x 1024");
+    g.sample_size(20);
+    g.bench_function("burn-repro on Flex", |b| {
+        b.iter(|| black_box(burn_repro::softmax(black_box(rows.clone()), 1).unwrap()))
+    });
+    g.bench_function("slice rows (repro-core)", |b| {
+        b.iter(|| black_box(softmax_slice(black_box(&v), 1024)))
+    });
+    g.finish();
+
+    let rows = Tensor::<2>::from_data(TensorData::new(v.clone(), [1024, 4096]), &device);
+    let w: Vec<f32> = (0..4096).map(|i| 1.0 + (i % 7) as f32 / 8.0).collect();
+    let wt = Tensor::<1>::from_data(TensorData::new(w.clone(), [4096]), &device);
+    let mut g = c.benchmark_group("rms_norm f32 1024 x 4096");
+    g.sample_size(20);
+    g.bench_function("burn-repro on Flex", |b| {
+        b.iter(|| {
+            black_box(burn_repro::rms_norm(black_box(rows.clone()), wt.clone(), 1e-6).unwrap())
+        })
+    });
+    g.bench_function("slice rows (repro-core)", |b| {
+        b.iter(|| black_box(rms_norm_slice(black_box(&v), &w)))
+    });
+    g.finish();
+}
+
+/// The core's softmax rows into a new vector, as the adapters call them.
+fn softmax_slice(x: &[f32], n: usize) -> Vec<f32> {
+    let mut out = buffer::uninit::<f32>(x.len());
+    repro_core::softmax::softmax_rows(false, n, x, &mut out);
+    // SAFETY: softmax_rows wrote every element.
+    unsafe { buffer::assume_init(out) }
+}
+
+/// The core's RMSNorm rows into a new vector, as the adapters call them.
+fn rms_norm_slice(x: &[f32], w: &[f32]) -> Vec<f32> {
+    let mut out = buffer::uninit::<f32>(x.len());
+    let p = NormParams {
+        remove_mean: false,
+        eps: 1e-6,
+        exact_only: false,
+    };
+    repro_core::norm::norm_rows(x, w, None, p, &mut out);
+    // SAFETY: norm_rows wrote every row.
+    unsafe { buffer::assume_init(out) }
 }
 
 criterion_group!(benches, bench);

@@ -2,11 +2,17 @@
 //! framework-free code (`repro-core`), so the same output bits as `candle-repro` for the
 //! same values, on every CPU, vector width and thread count.
 //!
-//! Today this adapter offers the correctly rounded elementwise functions ([`exp`],
-//! [`log`], [`sin`], [`tanh`], [`silu`], [`gelu_erf`], ... : [`FUNCTIONS`]) over
-//! `burn_tensor::Tensor` (the type `burn::tensor::Tensor` re-exports) of dtype f32, bf16 or
-//! f16. Each output element is the exact function value rounded once to the dtype; NaN
-//! outputs are the canonical quiet NaN.
+//! The ops, over `burn_tensor::Tensor` (the type `burn::tensor::Tensor` re-exports) of
+//! dtype f32, bf16 or f16:
+//! * the correctly rounded elementwise functions ([`exp`], [`log`], [`sin`], [`tanh`],
+//!   [`silu`], [`gelu_erf`], ... : [`FUNCTIONS`]): each output the exact function value
+//!   rounded once to the dtype;
+//! * [`softmax`] and [`log_softmax`] along a dimension, with exact, order-free row sums;
+//! * [`rms_norm`], [`layer_norm`] and [`layer_norm_no_bias`] over the last dimension, each
+//!   output correctly rounded.
+//!
+//! NaN outputs are the canonical quiet NaN. The definitions, their error bounds and the
+//! special rows are `repro-core`'s (`repro_core::softmax`, `repro_core::norm`).
 //!
 //! ```
 //! use burn_tensor::{Device, Tensor};
@@ -18,23 +24,28 @@
 //!
 //! # Backends
 //! * **Flex** (Burn's CPU backend): the input is read in place from the primitive's
-//!   storage (`FlexTensor::as_slice`, no copy when it is contiguous; a strided view is made
-//!   contiguous first, by Flex), the slice kernels of `repro-core` run over it in fixed
-//!   chunks on rayon's threads (the kernels candle-repro's CPU ops run), and the output
+//!   storage (`FlexTensor::as_slice`, no copy when it is contiguous, from its offset; a
+//!   strided view is made contiguous first, by Flex), the slice kernels of `repro-core` run
+//!   over it on rayon's threads (the kernels candle-repro's CPU ops run), and the output
 //!   `Vec` becomes the new primitive without a copy.
 //! * **Any other backend** (Burn's CubeCL runtimes, ...): the values are read back to the
-//!   host (`Tensor::try_into_data`), transformed by the same kernels, and uploaded to the
-//!   tensor's device: the same bits, at the cost of two transfers. (Launching candle-repro's
-//!   own PTX on Burn's CUDA buffers is a later step.)
-//! * **Autodiff**: a tensor on an autodiff device that takes no part in a recorded graph is
-//!   computed as above and returned on the autodiff device. A tracked tensor is refused
-//!   ([`Error::NoBackward`]): these functions have no backward pass yet (as in
-//!   candle-repro), and a result detached from the graph would silently cut its gradient.
+//!   host (`Tensor::try_into_data`) as a Flex primitive, transformed by the same kernels,
+//!   and uploaded to the tensor's device: the same bits, at the cost of two transfers.
+//!   (Launching candle-repro's own PTX on Burn's CUDA buffers is a later step.)
+//! * **Autodiff** (`Device::flex().autodiff()`, either checkpointing strategy): softmax,
+//!   log-softmax and the norms register a backward step that runs the core's backward rows
+//!   (the bits of candle-repro's backward ops: order-free sums for softmax, one fixed f64
+//!   sequence for the norms); the gradients reach Burn's graph as Flex primitives. Tensors
+//!   that take no part in a recorded graph are computed on the inner backend and returned
+//!   on the autodiff device. The elementwise functions have no backward pass (nor in
+//!   candle-repro): a tracked input is refused ([`Error::NoBackward`]) rather than
+//!   silently cut from the graph; so is a tracked tensor over another backend than Flex.
 //!
 //! # Errors
-//! Nothing here panics on bad input: a dtype other than f32/bf16/f16, a tracked autodiff
-//! tensor, or a failed read from the device gives an [`Error`] whose message has the
-//! layout of Burn's own tensor-operation errors.
+//! Nothing here panics on bad input: a dtype other than f32/bf16/f16, mixed dtypes or
+//! devices, a shape that does not fit, an eps below 0 or not finite, a tracked tensor the
+//! op cannot differentiate, or a failed read from the device gives an [`Error`] whose
+//! message has the layout of Burn's own tensor-operation errors.
 
 mod autodiff;
 mod elementwise;

@@ -1,5 +1,5 @@
 // RMSNorm and LayerNorm over the last dimension (src/norm/cuda.rs launches these), with
-// the definition of src/norm/mod.rs: one block of REPRO_NORM_BLOCK threads per row
+// the definition of core/src/norm/mod.rs: one block of REPRO_NORM_BLOCK threads per row
 // (grid-stride over rows). The block sums the row in its own order (each thread a
 // TwoSum chain over strided elements, then a shared-memory tree of TwoSums; plain sums
 // for |x| and the squared deviations, whose bound counts the additions of this order at

@@ -1,4 +1,4 @@
-// Mirror of src/norm/cpu.rs and src/norm/exact.rs: the norms' per-row statistics from
+// Mirror of core/src/norm/cpu.rs and core/src/norm/exact.rs: the norms' per-row statistics from
 // their sums, tier 1 on one element, the exact tier (the row's exact sums, the sign of
 // y - m in integers, the bisection) and the special values. Only the row sums are
 // computed differently on the device (a block's threads and a tree, kernels/norm/norm.cu):
@@ -41,7 +41,7 @@ RM_FN void mean_from_sums(size_t n, double sx, double abs, size_t lanes, double*
 // over elements t, t + T, .. from 0.0, then the tree s[j] += s[j + k], k = T/2, .., 1.
 // Thread 0's chain is the longest, ceil(n/T) - 1 additions; at level k the addition of
 // slot j has a nonzero partner only if j + k < min(n, T), and thread 0 (slot 0) meets
-// every such level, ceil(log2 min(n, T)) of them (the derivation is in src/norm/mod.rs's
+// every such level, ceil(log2 min(n, T)) of them (the derivation is in core/src/norm/mod.rs's
 // header). n - 1 at one thread per block.
 RM_FN size_t block_square_additions(size_t n, size_t T) {
     if (n == 0) return 0;

@@ -1,4 +1,4 @@
-// Device mirror of the softmax row math in src/softmax/mod.rs and core/src/math/exact_sum.rs:
+// Device mirror of the softmax row math in core/src/softmax/mod.rs and core/src/math/exact_sum.rs:
 // the same per-element operations (exp_fast_f64 of x - m in f64, the two-piece split with
 // quanta 2^-40 and 2^-80, e * (1/S) rounded once), and the same exact integer totals. The
 // integer sums do not depend on how the row is divided among threads, warps or blocks, so a
