@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How close does theta^e come to an f32 rounding boundary (issue 31)?
 
-pow_f32 (src/rope/tables.rs) accepts its double-double power y when both ends of
+pow_f32 (core/src/rope/tables.rs) accepts its double-double power y when both ends of
 [y - 2^-90 y, y + 2^-90 y] round to one f32 (POW_TEST_ERR); its proven error is below
 2^-93. A bound at 1/2 (2^-91) changes an output only for an input whose exact power lies
 within 2^-90 (relative) of an f32 midpoint. This script measures, with mpmath at 256 bits,

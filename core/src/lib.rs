@@ -1,6 +1,6 @@
 //! The framework-free core of candle-repro: the correctly rounded elementwise math, the
 //! exact sums and the rounding tests, and the CPU rows of the op families (softmax, the
-//! norms), over plain values and slices. Neither candle nor any
+//! norms, RoPE's tables and rotation), over plain values and slices. Neither candle nor any
 //! other tensor framework is a dependency: the framework adapters (`candle-repro`, which
 //! re-exports [`math`] as `candle_repro::math`) call into this crate, never the reverse, so
 //! every adapter gives the same bits.
@@ -14,6 +14,10 @@
 /// parallel map the elementwise kernels run under.
 #[doc(hidden)]
 pub mod buffer;
+mod error;
 pub mod math;
 pub mod norm;
+pub mod rope;
 pub mod softmax;
+
+pub use error::{Error, Result};

@@ -1,10 +1,10 @@
 // Rotary embedding kernels: rope (halves), rope_i (interleaved), rope_thd, forward and
 // backward, f32 / bf16 / f16, from tables or fused (positions in, cos/sin computed here
-// with the device trig mirror, kernels/math/trig.cuh). The mirror of src/rope/apply.rs and
-// src/rope/tables.rs: the same arithmetic in the same order, so a CUDA tensor gets the bits
+// with the device trig mirror, kernels/math/trig.cuh). The mirror of core/src/rope/apply.rs and
+// core/src/rope/tables.rs: the same arithmetic in the same order, so a CUDA tensor gets the bits
 // of a CPU tensor.
 //
-// Scheme (see src/rope/apply.rs): inputs widened exactly to double; the products x1*c and
+// Scheme (see core/src/rope/apply.rs): inputs widened exactly to double; the products x1*c and
 // x2*s are exact in double; TwoSum gives the exact sum s + e; s is rounded to odd with e;
 // one final rounding to the dtype (repro::F32/BF16/F16::round). Every output is the exact
 // x1*c - x2*s (x1*s + x2*c) of the stored inputs rounded once. Built with --fmad=false like
@@ -53,7 +53,7 @@ RM_FN uint64_t cs_row(const Geometry& g, uint64_t r) {
     return g.batched ? b_i * g.cs_t + t_i : t_i;
 }
 
-// Mirror of src/rope/apply.rs `rotate`: (x1*c - x2*s, x1*s + x2*c), each correctly
+// Mirror of core/src/rope/apply.rs `rotate`: (x1*c - x2*s, x1*s + x2*c), each correctly
 // rounded; sgn is +1 (forward) or -1 (backward: the rotation by -theta), applied exactly
 // to s.
 template <class F>
@@ -69,7 +69,7 @@ RM_FN void rotate(typename F::T x1, typename F::T x2, typename F::T c, typename 
 
 // Pair p (0 <= p < numel / 2) of the layout: its row r = p / (d/2), its index i = p % (d/2)
 // in the row's cos/sin entries, and the offsets i1, i2 of its two elements (the layouts of
-// src/rope/apply.rs `row_halves` and `row_interleaved`).
+// core/src/rope/apply.rs `row_halves` and `row_interleaved`).
 struct Pair {
     uint64_t r, i, i1, i2;
 };
@@ -100,10 +100,10 @@ RM_FN void rope_pair(const Geometry& g, uint64_t p, const typename F::T* x,
     rotate<F>(x[q.i1], x[q.i2], cos[k], sin[k], sgn, &y[q.i1], &y[q.i2]);
 }
 
-// Mirror of src/rope/tables.rs `angle`: f32(inv * f32(pos)).
+// Mirror of core/src/rope/tables.rs `angle`: f32(inv * f32(pos)).
 RM_FN float angle(float inv, uint32_t pos) { return inv * (float)pos; }
 
-// Mirror of src/rope/tables.rs `cos_sin_entry`: (cos(a) * af, sin(a) * af) each rounded
+// Mirror of core/src/rope/tables.rs `cos_sin_entry`: (cos(a) * af, sin(a) * af) each rounded
 // once to F: the fast f64 paths accepted by the rounding test (error bound 2^-46), else the
 // double-double values times af, rounded to odd, then to F.
 template <class F>

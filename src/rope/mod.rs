@@ -724,35 +724,3 @@ impl candle_core::CustomOp2 for FusedOp {
         Ok((Some(dx), None))
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sum_cr_is_correct_rounding() {
-        // 1 + 2^-24 + 2^-60: the f64 sum drops 2^-60, a plain f32 rounding of the f64 sum
-        // would tie to 1; the exact value is above the midpoint.
-        let p = 1.0 + f64::from_bits(0x3E70_0000_0000_0000); // 1 + 2^-24
-        let q = f64::from_bits(0x3C30_0000_0000_0000); // 2^-60
-        let y: f32 = apply::sum_cr(p, q);
-        assert_eq!(y, 1.0 + f32::EPSILON);
-        let y: f32 = apply::sum_cr(p, -q);
-        assert_eq!(y, 1.0);
-        let y: f32 = apply::sum_cr(p, 0.0);
-        assert_eq!(y, 1.0); // tie to even
-    }
-
-    #[test]
-    fn pow_exact_cases() {
-        assert_eq!(pow_f32(10000.0, 0.5).unwrap(), 100.0);
-        assert_eq!(pow_f32(10000.0, 0.0).unwrap(), 1.0);
-        assert_eq!(pow_f32(10000.0, 0.25).unwrap(), 10.0);
-    }
-
-    #[test]
-    fn entry_at_zero() {
-        let (c, s): (f32, f32) = cos_sin_entry(0.0, 1.0);
-        assert_eq!((c, s), (1.0, 0.0));
-    }
-}
