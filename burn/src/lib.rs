@@ -9,10 +9,14 @@
 //!   rounded once to the dtype;
 //! * [`softmax`] and [`log_softmax`] along a dimension, with exact, order-free row sums;
 //! * [`rms_norm`], [`layer_norm`] and [`layer_norm_no_bias`] over the last dimension, each
-//!   output correctly rounded.
+//!   output correctly rounded;
+//! * rotary position embeddings: [`rope_tables`] (transformers' tables for a
+//!   [`RopeConfig`], the transcendental steps correctly rounded) and the rotations [`rope`],
+//!   [`rope_i`] and [`rope_thd`] (candle_nn's three layouts), each output rounded once.
 //!
 //! NaN outputs are the canonical quiet NaN. The definitions, their error bounds and the
-//! special rows are `repro-core`'s (`repro_core::softmax`, `repro_core::norm`).
+//! special rows are `repro-core`'s (`repro_core::softmax`, `repro_core::norm`,
+//! `repro_core::rope`).
 //!
 //! ```
 //! use burn_tensor::{Device, Tensor};
@@ -33,7 +37,7 @@
 //!   and uploaded to the tensor's device: the same bits, at the cost of two transfers.
 //!   (Launching candle-repro's own PTX on Burn's CUDA buffers is a later step.)
 //! * **Autodiff** (`Device::flex().autodiff()`, either checkpointing strategy): softmax,
-//!   log-softmax and the norms register a backward step that runs the core's backward rows
+//!   log-softmax, the norms and the rotations (with respect to x) register a backward step that runs the core's backward rows
 //!   (the bits of candle-repro's backward ops: order-free sums for softmax, one fixed f64
 //!   sequence for the norms); the gradients reach Burn's graph as Flex primitives. Tensors
 //!   that take no part in a recorded graph are computed on the inner backend and returned
@@ -52,9 +56,12 @@ mod elementwise;
 mod error;
 mod flex;
 mod norm;
+mod rope;
 mod softmax;
 
 pub use elementwise::*;
 pub use error::Error;
 pub use norm::{layer_norm, layer_norm_no_bias, rms_norm};
+pub use repro_core::rope::{RopeConfig, RopeFreqs, RopeScaling};
+pub use rope::{rope, rope_i, rope_tables, rope_thd};
 pub use softmax::{log_softmax, softmax};

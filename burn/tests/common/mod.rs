@@ -64,7 +64,7 @@ pub fn pair(v: &[f32], shape: [usize; 2], dtype: DType, device: &Device) -> (Ten
 }
 
 /// The output bits of a Burn tensor and of a candle tensor, as u32 (16-bit dtypes widened).
-pub fn burn_bits(t: Tensor<2>) -> Vec<u32> {
+pub fn burn_bits<const D: usize>(t: Tensor<D>) -> Vec<u32> {
     let data = t.into_data();
     match data.dtype() {
         DType::F32 => data
@@ -114,3 +114,32 @@ pub fn candle_bits(t: &CTensor) -> Vec<u32> {
 }
 
 pub const DTYPES: [DType; 3] = [DType::F32, DType::BF16, DType::F16];
+
+/// A Burn gradient as candle's autograd would hand it out: candle adds every gradient into
+/// zeros (its `GradStore` accumulator), with its own `add`, which turns a -0 into +0 and,
+/// in bf16 on this crate's test machines, flushes subnormal sums to zero. So Burn's
+/// gradient goes through the same `zeros + g` in candle before the bits are compared:
+/// the comparison is then of the two backward ops, not of the two accumulators.
+pub fn as_candle_accumulates<const D: usize>(g: Tensor<D>, like: &CTensor) -> Vec<u32> {
+    let data = g.into_data();
+    let t = match data.dtype() {
+        DType::F32 => CTensor::from_vec(
+            data.as_slice::<f32>().unwrap().to_vec(),
+            like.shape(),
+            &Cpu::Cpu,
+        ),
+        DType::BF16 => CTensor::from_vec(
+            data.as_slice::<bf16>().unwrap().to_vec(),
+            like.shape(),
+            &Cpu::Cpu,
+        ),
+        DType::F16 => CTensor::from_vec(
+            data.as_slice::<f16>().unwrap().to_vec(),
+            like.shape(),
+            &Cpu::Cpu,
+        ),
+        d => panic!("dtype {d:?}"),
+    }
+    .unwrap();
+    candle_bits(&like.zeros_like().unwrap().add(&t).unwrap())
+}
