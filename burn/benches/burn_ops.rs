@@ -3,10 +3,12 @@
 //! no overhead beyond the output allocation that any op returning a new tensor pays). Both
 //! run over rayon's threads in the same chunks; the kernel side allocates its output too.
 
-use burn_tensor::{Device, Tensor, TensorData};
+use burn_tensor::{DType, Device, Tensor, TensorData};
 use criterion::{Criterion, criterion_group, criterion_main};
 use repro_core::buffer::{self, map_parallel};
 use repro_core::norm::NormParams;
+use repro_core::rope::apply::apply;
+use repro_core::rope::{Geometry, RopeLayout};
 use std::hint::black_box;
 
 fn bench(c: &mut Criterion) {
@@ -62,6 +64,38 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(rms_norm_slice(black_box(&v), &w)))
     });
     g.finish();
+
+    // RoPE: (1, 32, 512, 128) against the core's rotation, with Llama 3.1's tables.
+    let cfg = burn_repro::RopeConfig::llama31(128);
+    let (cos, sin) = burn_repro::rope_tables(&cfg, 512, DType::F32, &device).unwrap();
+    let (cv, sv) = (flat(&cos), flat(&sin));
+    let n = 32 * 512 * 128;
+    let xs = Tensor::<4>::from_data(TensorData::new(v[..n].to_vec(), [1, 32, 512, 128]), &device);
+    let geometry = Geometry {
+        layout: RopeLayout::Halves,
+        b: 1,
+        h: 32,
+        t: 512,
+        d: 128,
+        cs_t: 512,
+        batched: false,
+    };
+    let mut g = c.benchmark_group("rope f32 (1, 32, 512, 128)");
+    g.sample_size(20);
+    g.bench_function("burn-repro on Flex", |b| {
+        b.iter(|| {
+            black_box(burn_repro::rope(black_box(xs.clone()), cos.clone(), sin.clone()).unwrap())
+        })
+    });
+    g.bench_function("slice rotation (repro-core)", |b| {
+        b.iter(|| black_box(apply(&geometry, black_box(&v[..n]), &cv, &sv, 1.0)))
+    });
+    g.finish();
+}
+
+/// A tensor's f32 values.
+fn flat(t: &Tensor<2>) -> Vec<f32> {
+    t.clone().into_data().as_slice::<f32>().unwrap().to_vec()
 }
 
 /// The core's softmax rows into a new vector, as the adapters call them.
