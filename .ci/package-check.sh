@@ -25,6 +25,11 @@ for name in repro-core candle-repro burn-repro; do
   echo "packaged: $crate ($(tar tzf "$crate" | wc -l) files, $(du -h "$crate" | cut -f1))"
   tar xzf "$crate" -C "$tmp"
 done
+# tar restores the sources' own modification times, and cargo's freshness check compares
+# them with the last build of the same unpacked path in this target directory: a source
+# edited before that build would look built already and the package would be tested
+# stale. Every unpacked file is newer than any earlier build.
+find "$tmp" -type f -exec touch {} +
 core_dir="$(ls -d "$tmp"/repro-core-*/)"
 
 cd "$core_dir"
