@@ -1,10 +1,10 @@
 //! The correctly rounded elementwise functions (the core's list, [`crate::FUNCTIONS`]).
 
 use crate::Error;
-use crate::flex::{Home, by_dtype, check_float, contiguous, from_flex, to_flex, values};
+use crate::flex::{Home, check_float, contiguous, from_flex, to_flex, values};
 use burn_backend::TensorMetadata;
 use burn_flex::FlexTensor;
-use burn_tensor::{Element, Tensor, TensorData, bf16, f16};
+use burn_tensor::{DType, Element, Tensor, TensorData, bf16, f16};
 use repro_core::buffer::map_parallel;
 use repro_core::math::Format;
 use std::mem::MaybeUninit;
@@ -16,31 +16,14 @@ pub(crate) struct Kernels {
     pub(crate) f16: fn(&[f16], &mut [MaybeUninit<f16>]),
 }
 
-/// The dtype's kernel of a [`Kernels`] set.
-trait Pick: Sized {
-    fn pick(k: &Kernels) -> fn(&[Self], &mut [MaybeUninit<Self>]);
-}
-impl Pick for f32 {
-    fn pick(k: &Kernels) -> fn(&[f32], &mut [MaybeUninit<f32>]) {
-        k.f32
-    }
-}
-impl Pick for bf16 {
-    fn pick(k: &Kernels) -> fn(&[bf16], &mut [MaybeUninit<bf16>]) {
-        k.bf16
-    }
-}
-impl Pick for f16 {
-    fn pick(k: &Kernels) -> fn(&[f16], &mut [MaybeUninit<f16>]) {
-        k.f16
-    }
-}
-
 /// The kernel over a Flex primitive, read in place when contiguous, in fixed chunks on
 /// rayon's threads; the output `Vec` becomes the new primitive.
-fn flex_map<T: Format + Element + bytemuck::Pod + Pick>(x: FlexTensor, k: &Kernels) -> FlexTensor {
+fn flex_map<T: Format + Element + bytemuck::Pod>(
+    x: FlexTensor,
+    kernel: fn(&[T], &mut [MaybeUninit<T>]),
+) -> FlexTensor {
     let x = contiguous(x);
-    let out = map_parallel(values::<T>(&x), T::pick(k));
+    let out = map_parallel(values::<T>(&x), kernel);
     FlexTensor::from_data(TensorData::new(out, x.shape()))
 }
 
@@ -59,7 +42,12 @@ pub(crate) fn unary<const D: usize>(
         return Ok(unary(op, x.inner(), k)?.autodiff());
     }
     let (p, home): (FlexTensor, Home) = to_flex(op, x)?;
-    Ok(from_flex(by_dtype!(dtype, flex_map(p, k)), &home))
+    let out = match dtype {
+        DType::F32 => flex_map(p, k.f32),
+        DType::BF16 => flex_map(p, k.bf16),
+        _ => flex_map(p, k.f16),
+    };
+    Ok(from_flex(out, &home))
 }
 
 /// One public function per entry of the core's list of correctly rounded functions.
