@@ -1,6 +1,7 @@
 //! The framework-free core of candle-repro: the correctly rounded elementwise math, the
-//! exact sums and the rounding tests, and the CPU rows of the op families (softmax, the
-//! norms, RoPE's tables and rotation), over plain values and slices. Neither candle nor any
+//! exact sums and the rounding tests, and the CPU halves of the op families (softmax, the
+//! norms, RoPE's tables and rotation, the correctly rounded matmul), over plain values and
+//! slices. Neither candle nor any
 //! other tensor framework is a dependency: the framework adapters (`candle-repro`, which
 //! re-exports [`math`] as `candle_repro::math`) call into this crate, never the reverse, so
 //! every adapter gives the same bits.
@@ -16,6 +17,7 @@
 pub mod buffer;
 mod error;
 pub mod math;
+pub mod matmul;
 pub mod norm;
 pub mod rope;
 pub mod softmax;

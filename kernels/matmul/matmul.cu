@@ -1,5 +1,5 @@
 // The correctly rounded matmul on CUDA (src/matmul/cuda.rs launches these), with the
-// definition of src/matmul/mod.rs: every output the exact sum of products (plus bias)
+// definition of core/src/matmul/mod.rs: every output the exact sum of products (plus bias)
 // rounded once. Tier 1 is either the integer tier of matmul/ozaki.cuh (s8 slices on the
 // tensor cores) or a shared-memory tiled f64 product (64 x 64 outputs per block of
 // 256 threads, 4 x 4 per thread, k in steps of 16), its own summation order; each output

@@ -3,7 +3,7 @@
 // Ozaki-style, with a rigorous bound; the output then goes through the same decision and
 // tiers 2 and 3 as the f64 tier's (tiers.cuh `decide_output`), so every output is still
 // the exact sum rounded once and no bit depends on which tier 1 ran. The definition is
-// src/matmul/mod.rs's; this tier exists on the device only (the CPU has its own tier 1).
+// core/src/matmul/mod.rs's; this tier exists on the device only (the CPU has its own tier 1).
 //
 // # Slices
 // Each row of A and each column of B (a "line") is cut into blocks of KB = 64 consecutive

@@ -1,4 +1,4 @@
-// Mirror of the per-output steps of src/matmul/cpu.rs: the input widenings, the line stats
+// Mirror of the per-output steps of core/src/matmul/cpu.rs: the input widenings, the line stats
 // (norm and sign classes), tier 1's decision on an f64 sum and its bound, the sign of an
 // exact zero, and tiers 2 and 3 (math/exact_dot.cuh). Only tier 1's sum itself is
 // computed differently on the device (a shared-memory tiled loop in kernels/matmul/matmul.cu, in

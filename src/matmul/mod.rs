@@ -2,110 +2,25 @@
 //! `Tensor::broadcast_matmul` whose every output is defined mathematically, so no CPU
 //! instruction set, thread count, batch size, tiling or device can change a bit.
 //!
-//! # Definition
 //! out[.., i, j] = round(sum over k of a[.., i, k] * b[.., k, j] (+ `bias[j]`)): the exact
 //! real sum of the exact products, rounded once to nearest-even into the output dtype
-//! (f32, bf16 or f16, the inputs' dtype; f32 or bf16 for f8e4m3 inputs). Overflow gives
-//! +-inf as IEEE rounding does. Special values are those of an IEEE sum of the exact
-//! products in any order: NaN if any product is NaN (a NaN input, or 0 * inf) or if
-//! products +inf and -inf meet, +-inf if an infinite product remains; an exact zero sum is
-//! -0 exactly when every term (each product, and the bias) is -0, and +0 otherwise (an
-//! empty sum, k = 0, is +0 or the bias). Every NaN is the canonical quiet NaN.
-//!
-//! # How the CPU reaches it (`cpu.rs`)
-//! Every input widens exactly to f32, and a product of two f32 is exact in f64 (48-bit
-//! significands, exponents from -298 to 256). So:
-//!
-//! 1. Tier 1 sums the products (and the bias) in f64, in whatever order the kernel likes:
-//!    a blocked GEMM with a register micro-kernel (`kernel.rs`) or, for at most four rows
-//!    against a B contiguous along k, a streaming GEMV. Any summation tree of n = k + 1
-//!    terms has |computed - exact| <= gamma_n sum|terms|, gamma_n = n u / (1 - n u), u =
-//!    2^-53 (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed., 4.2;
-//!    additions of a zero are exact and do not count). By Cauchy-Schwarz, sum|a_k b_k| <=
-//!    |a|_2 |b|_2, computed once per row of A and column of B in f64 (within (1 + k u) of
-//!    the true norms). For k < 2^26 the bound used, err = n 2^-53 (1 + 2^-20) (|a| |b| +
-//!    |bias|) with the computed norms, exceeds gamma_n (1 + k u)^2 (|a| |b| + |bias|) and
-//!    the four roundings of its own evaluation. The output is accepted when every number
-//!    within err of the f64 sum rounds to the same value of the dtype
-//!    (`crate::math::round::round_within`); with err = 0 and a zero sum (all products
-//!    zero) the sign of the zero comes from the sign bits of the row and column.
-//!    f8e4m3 products are multiples of 2^-18 below 2^17.7, so for k <= 2^17 every partial
-//!    sum is exact in f64 in any order: err = 0 (the one rounding of adding the bias is
-//!    covered by the test's own widening).
-//!
-//!    **The float route** (the GEMM on bf16 and f16 inputs, where `cpu::float_route`
-//!    takes it: bf16 on the AVX2 and baseline paths, where it was measured faster): the
-//!    products are summed in f32 multiply-adds, each lane in k order, in runs of R = 8
-//!    consecutive k (`kernel::RUN`, restarting at every k-block); the run sums are added
-//!    in f32 in groups of G = 8 runs (`kernel::GROUP`), and each group's sum is widened
-//!    exactly and added to the f64 sum of its output, in any order. The bound:
-//!    * every step rounds once: an FMA computes s + ab exactly and rounds it, and a
-//!      product of two bf16 (8-bit significands) or f16 (11-bit) values has at most 22
-//!      significant bits, so an unfused multiply is exact too, except that a bf16
-//!      product below 2^-126 may round (bf16 has f32's exponent range). With u = 2^-24,
-//!      each step's result is v (1 + d) + e with v the exact sum of its operands, |d| <=
-//!      u and |e| <= 2^-148 (at most 2^-150 from a product's rounding, 2^-150 from the
-//!      sum's in the subnormal range; e = 0 for f16 inputs, whose products and their
-//!      sums are multiples of 2^-48, and nonzero ones at least 2^-48, normal in f32);
-//!    * a run of r <= R products p_q (the first step, 0 + p, exact but for e) is within
-//!      ((1 + u)^(r-1) - 1) P + r (1 + u)^(r-1) 2^-148 of its exact sum, P = sum |p_q|
-//!      (Higham 4.3, recursive summation), so within gamma_(R-1) P + 2R 2^-148; a group
-//!      of g <= G run sums, recursively summed, adds gamma_(G-1) (1 + gamma_(R-1)) of
-//!      the sum of |products| of the group (sums of two f32 values that land below
-//!      2^-126 are exact: no e there). Over all groups: (gamma_(R-1) + gamma_(G-1) (1 +
-//!      gamma_(R-1))) sum|a_k b_k| + 2k 2^-148 <= (R + G - 2) u (1 + 2^-19) sum|a_k b_k|
-//!      + k 2^-147;
-//!    * the f64 sum of the groups' f32 sums (exact in f64) and the bias, at most k + 1
-//!      terms in any order, adds gamma_(k+1) (2^-53) of the sum of their magnitudes,
-//!      each within the above of its exact value;
-//!    * with Cauchy-Schwarz and the computed norms as above, the bound used, err = c
-//!      (|a| |b| + |bias|) + k 2^-145 (the last term for bf16 inputs and only when
-//!      |a| |b| > 0: a zero row or column gives exact zeros), c = ((R + G - 2) 2^-24 +
-//!      (k + 1 + bias) 2^-53) (1 + 2^-16), covers all of it and the roundings of its own
-//!      evaluation for k < 2^26.
-//!
-//!    Infinities and NaN: a product or sum beyond f32's range becomes +-inf (f32
-//!    overflows where the f64 route would not: bf16 values reach 2^128, their products
-//!    2^256), and +inf meeting -inf gives NaN; either one stays in the f64 sum, and the
-//!    rounding test never accepts a non-finite sum, so such an output goes on below
-//!    like every other the route leaves. With R + G - 2 = 14 the bound is about 2^-20
-//!    |a| |b|: at k = 576 it leaves about 3.5% of random bf16 outputs and 18% of f16
-//!    ones (their 11-bit outputs are finer). Those get a second try: the products in f32
-//!    (exact, or rounded by 2^-150 below 2^-126, covered by the same k 2^-145) summed
-//!    in f64 in any order (`kernel::dot_f32_products`), under the f64 route's bound plus
-//!    that term; what it leaves goes to tier 2.
-//! 2. Tier 2, for the outputs tier 1 leaves (with random data about 1 in 10^3 in f32 at
-//!    k = 576, fewer in bf16 and f16): a compensated dot product with error below 2^-52
-//!    relative plus (k + 8)^2 2^-106 |a| |b| (`crate::math::exact_dot::dot2`), tested the
-//!    same way.
-//! 3. Tier 3, for what is left (sums at a rounding midpoint, inf and NaN rows, k >= 2^26):
-//!    the exact fixed-point sum (`crate::math::exact_dot::ExactDot`), rounded to odd in
-//!    f64 and then once to the dtype.
-//!
-//! Each tier returns the correctly rounded value or nothing, so which tier decides an
-//! output, and everything that influences that (vector width, k-blocking, thread count,
-//! the GEMV/GEMM choice, the device), is invisible in the output. The CUDA half
-//! (`cuda.rs`, `kernels/matmul/matmul.cu`) reaches the same values the same way, with the second
-//! and third tiers in headers that compile as host C++ (`kernels/matmul/*.cuh`). Its tier 1
-//! is, by default for f32, bf16 and f16 inputs (`cuda::Tier1::for_input`), the integer tier
-//! on the int8 tensor cores: each row of a and column of b cut into s8 slices under one
-//! power of two per 64 k, the slice products exact in s32, combined in f64 under a bound
-//! that also carries what the slices do not cover (`kernels/matmul/ozaki.cuh` has the
-//! proof), then the same decision and tiers; f8e4m3 inputs, and `CpuConfig::int_tier =
-//! Some(false)`, take f64 sums in shared-memory tiles.
+//! (f32, bf16 or f16, the inputs' dtype; f32 or bf16 for f8e4m3 inputs). The definition,
+//! its special values, the three tiers and their proofs, and the CPU kernels are the
+//! core's ([`repro_core::matmul`]); this module holds the candle ops over them (with
+//! backward passes) and the device half (`cuda.rs`, `kernels/matmul/`), which reaches the
+//! same values by the same decision and tiers.
 
-pub(crate) mod cpu;
+/// The core's CPU half (tiers, kernels, plans), shared with the quantized product.
+pub(crate) use repro_core::matmul::{Input, cpu, kernel};
 /// The device half: launch plans of `kernels/matmul/matmul.cu` over [`crate::launch::Device`].
 pub mod cuda;
-pub(crate) mod kernel;
 
 pub use cpu::CpuConfig;
 #[doc(hidden)]
 pub use cpu::{TierCounts, tier_counts};
 
 use crate::math::Format;
-use crate::math::f8::f8e4m3_to_f32;
-use crate::ops::buffer;
+use crate::ops::core_error;
 use crate::ops::layout::logical_elements;
 use candle_core::backend::BackendStorage;
 use candle_core::{
@@ -114,43 +29,6 @@ use candle_core::{
 use cpu::{Problem, View};
 use half::{bf16, f16};
 use std::sync::Arc;
-
-/// An input element type: widens exactly to f32.
-pub(crate) trait Input: Copy + Send + Sync + 'static {
-    fn widen(self) -> f32;
-}
-
-impl Input for f32 {
-    #[inline(always)]
-    fn widen(self) -> f32 {
-        self
-    }
-}
-
-impl Input for bf16 {
-    #[inline(always)]
-    fn widen(self) -> f32 {
-        <bf16 as Format>::to_f32(self)
-    }
-}
-
-impl Input for f16 {
-    #[inline(always)]
-    fn widen(self) -> f32 {
-        <f16 as Format>::to_f32(self)
-    }
-}
-
-/// Every f8e4m3 value as f32 bits (a table: the widening is a lookup).
-static F8E4M3_TABLE: std::sync::LazyLock<[f32; 256]> =
-    std::sync::LazyLock::new(|| std::array::from_fn(|b| f8e4m3_to_f32(b as u8)));
-
-impl Input for float8::F8E4M3 {
-    #[inline(always)]
-    fn widen(self) -> f32 {
-        F8E4M3_TABLE[self.to_bits() as usize]
-    }
-}
 
 /// The element offset of each batch index of a (batch.., rows, cols) layout (its start
 /// offset included), in row-major order of the batch indices.
@@ -280,23 +158,21 @@ struct Job<'p> {
 }
 
 impl Job<'_> {
-    fn run<T: Input, O: Format>(self, a: &[T], la: &Layout, b: &[T], lb: &Layout) -> Vec<O> {
-        let (m, k, n) = (self.m, self.k, self.n);
-        let exact_sums = std::any::TypeId::of::<T>() == std::any::TypeId::of::<float8::F8E4M3>()
-            && k <= cpu::F8_EXACT_MAX_K;
-        let p = Problem {
-            m,
-            n,
-            k,
-            a: batch_views(a, la),
-            b: batch_views(b, lb),
-            bias: self.bias,
-            exact_sums,
-        };
-        let mut out = buffer::uninit::<O>(p.a.len() * m * n);
-        cpu::matmul::<T, O>(&p, self.cfg, self.prepared, &mut out);
-        // SAFETY: cpu::matmul writes every element.
-        unsafe { buffer::assume_init(out) }
+    fn run<T: Input, O: Format>(
+        self,
+        a: &[T],
+        la: &Layout,
+        b: &[T],
+        lb: &Layout,
+    ) -> Result<Vec<O>> {
+        let p = Problem::new(
+            (self.m, self.k, self.n),
+            batch_views(a, la),
+            batch_views(b, lb),
+            self.bias,
+        )
+        .map_err(core_error)?;
+        repro_core::matmul::matmul_with::<T, O>(&p, self.cfg, self.prepared).map_err(core_error)
     }
 }
 
@@ -316,23 +192,20 @@ pub(crate) fn prepare_weight(w: &Tensor) -> Result<Option<Prepared>> {
         st: &[usize],
         k: usize,
         n: usize,
-    ) -> Vec<cpu::LineStats> {
-        cpu::column_stats(
-            View {
-                data,
-                base,
-                rs: st[1],
-                cs: st[0],
-            },
-            k,
-            n,
-        )
+    ) -> Result<Vec<cpu::LineStats>> {
+        let b = View {
+            data,
+            base,
+            rs: st[1],
+            cs: st[0],
+        };
+        repro_core::matmul::column_stats(b, k, n).map_err(core_error)
     }
     let cols = match s {
-        CpuStorage::F32(d) => cols(d, base, st, k, n),
-        CpuStorage::BF16(d) => cols(d, base, st, k, n),
-        CpuStorage::F16(d) => cols(d, base, st, k, n),
-        CpuStorage::F8E4M3(d) => cols(d, base, st, k, n),
+        CpuStorage::F32(d) => cols(d, base, st, k, n)?,
+        CpuStorage::BF16(d) => cols(d, base, st, k, n)?,
+        CpuStorage::F16(d) => cols(d, base, st, k, n)?,
+        CpuStorage::F8E4M3(d) => cols(d, base, st, k, n)?,
         _ => return Ok(None),
     };
     Ok(Some(Prepared { cols }))
@@ -411,19 +284,19 @@ impl Matmul {
         };
         let out = match (a.0, b.0, self.out) {
             (CpuStorage::F32(x), CpuStorage::F32(y), DType::F32) => {
-                CpuStorage::F32(job.run::<f32, f32>(x, a.1, y, b.1))
+                CpuStorage::F32(job.run::<f32, f32>(x, a.1, y, b.1)?)
             }
             (CpuStorage::BF16(x), CpuStorage::BF16(y), DType::BF16) => {
-                CpuStorage::BF16(job.run::<bf16, bf16>(x, a.1, y, b.1))
+                CpuStorage::BF16(job.run::<bf16, bf16>(x, a.1, y, b.1)?)
             }
             (CpuStorage::F16(x), CpuStorage::F16(y), DType::F16) => {
-                CpuStorage::F16(job.run::<f16, f16>(x, a.1, y, b.1))
+                CpuStorage::F16(job.run::<f16, f16>(x, a.1, y, b.1)?)
             }
             (CpuStorage::F8E4M3(x), CpuStorage::F8E4M3(y), DType::F32) => {
-                CpuStorage::F32(job.run::<float8::F8E4M3, f32>(x, a.1, y, b.1))
+                CpuStorage::F32(job.run::<float8::F8E4M3, f32>(x, a.1, y, b.1)?)
             }
             (CpuStorage::F8E4M3(x), CpuStorage::F8E4M3(y), DType::BF16) => {
-                CpuStorage::BF16(job.run::<float8::F8E4M3, bf16>(x, a.1, y, b.1))
+                CpuStorage::BF16(job.run::<float8::F8E4M3, bf16>(x, a.1, y, b.1)?)
             }
             (x, _, _) => return Err(Error::UnsupportedDTypeForOp(x.dtype(), "matmul").bt()),
         };

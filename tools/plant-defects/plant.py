@@ -12,7 +12,7 @@ Lists live beside this script as `*.toml` files:
 
     [[defect]]
     name = "matmul tier-1 bound x1/2 (CPU)"
-    file = "src/matmul/kernel.rs"
+    file = "core/src/matmul/kernel.rs"
     find = "const TIER1_COEFF: f64 = ..."
     replace = "const TIER1_COEFF: f64 = 0.5 * ..."
     tests = [["--test", "matmul", "tier1"], ["--test", "matmul_cuda_hostcheck"]]

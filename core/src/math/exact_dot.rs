@@ -111,7 +111,7 @@
 //! exactly these operations in this order (the same loops; `err += e + q[l]` is
 //! err + (e + q_l) in both languages; kernels build with `--fmad=false`), and its
 //! `dot2_bound` and `round_within_parts` (`kernels/math/round.cuh`) are the same
-//! formulas. Tier 2 calls exactly these functions: `slow_output` in `src/matmul/cpu.rs`
+//! formulas. Tier 2 calls exactly these functions: `slow_output` in `core/src/matmul/cpu.rs`
 //! and `kernels/matmul/tiers.cuh` (`dot2`, `dot2_bound(k, ..)`), `Shared::slow` in
 //! `src/quantized/cpu.rs` and `slow_output` in `kernels/quantized/quantized.cu`
 //! (`dot2_wide`, `dot2_bound(2 * k, ..)`).

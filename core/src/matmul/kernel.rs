@@ -24,7 +24,7 @@ use crate::math::vector::Isa;
 /// The register tile of each path: MR rows of A times NR columns of B, MR * NR/W
 /// accumulator vectors plus NR/W for a row of B and one broadcast, within the register
 /// file (AVX2: 16 ymm, 12 + 2 + 1; AVX-512: 32 zmm, 24 + 3 + 1; SSE2: 16 xmm, 8 + 2 + 1).
-pub(crate) const fn tile(path: VectorPath) -> (usize, usize) {
+pub const fn tile(path: VectorPath) -> (usize, usize) {
     match path {
         VectorPath::Avx512 => (8, 24),
         VectorPath::Avx2 => (6, 8),
@@ -38,7 +38,7 @@ pub(crate) const fn tile(path: VectorPath) -> (usize, usize) {
 /// are MR x NR/W vectors of the copy `I`'s width (`crate::math::simd`), each summing its
 /// products in the order of p.
 #[inline(always)]
-pub(crate) fn micro_tile<I: Isa, const MR: usize, const NR: usize>(
+pub fn micro_tile<I: Isa, const MR: usize, const NR: usize>(
     kc: usize,
     a: &[f64],
     b: &[f64],
@@ -102,7 +102,7 @@ unsafe fn tile_on<V: F64s, const MR: usize, const NR: usize>(
 /// Pack rows of A into a panel: `panel[p * MR + r] = rows[r][p]` (widened to the packed
 /// type `E`) for p < kc, reading the MR rows side by side.
 #[inline(always)]
-pub(crate) fn pack_panel<T: Input, E: Packed, const MR: usize>(
+pub fn pack_panel<T: Input, E: Packed, const MR: usize>(
     kc: usize,
     rows: [&[T]; MR],
     panel: &mut [E],
@@ -120,7 +120,7 @@ pub(crate) fn pack_panel<T: Input, E: Packed, const MR: usize>(
 /// packed panels: f64 for the f64 route (every input type), f32 for the float route (bf16
 /// and f16 inputs; `super::cpu`'s header has its bound). Either way the tile's sums are
 /// f64.
-pub(crate) trait Packed: Copy + Default + Send + Sync + 'static {
+pub trait Packed: Copy + Default + Send + Sync + 'static {
     /// An input value (already widened to f32), exactly.
     fn of(x: f32) -> Self;
     /// Runs `f` on this thread's packing space for values of this type (reused across
@@ -189,15 +189,15 @@ impl Packed for f32 {
 /// the f64 tile. The bound grows with RUN + GROUP - 2 (`super::cpu`'s header), the cost
 /// of the f64 additions with 1 / (RUN GROUP): 8 and 8 measured best of (16, 1), (8, 8),
 /// (4, 4) and (4, 8) on the AVX-512 machine.
-pub(crate) const RUN: usize = 8;
+pub const RUN: usize = 8;
 /// Runs per group (see [`RUN`]).
-pub(crate) const GROUP: usize = 8;
+pub const GROUP: usize = 8;
 
 /// The float route's register tile of each path: MR rows times NR columns, MR * NR/W f32
 /// accumulators and MR * 2 NR/W f64 ones (W the f32 lanes), plus NR/W for a row of B and
 /// one broadcast (AVX-512: 8 + 16 + 2 + 1 of 32 zmm; AVX2: 4 + 8 + 2 + 1 of 16 ymm;
 /// SSE2: 4 + 8 + 2 + 1 of 16 xmm).
-pub(crate) const fn tile_runs(path: VectorPath) -> (usize, usize) {
+pub const fn tile_runs(path: VectorPath) -> (usize, usize) {
     match path {
         VectorPath::Avx512 => (6, 32),
         VectorPath::Avx2 => (3, 16),
@@ -211,7 +211,7 @@ pub(crate) const fn tile_runs(path: VectorPath) -> (usize, usize) {
 /// each lane in the order of p; each run's f32 sum is widened exactly and added to the
 /// tile's f64 sum.
 #[inline(always)]
-pub(crate) fn micro_tile_runs<I: Isa, const MR: usize, const NR: usize>(
+pub fn micro_tile_runs<I: Isa, const MR: usize, const NR: usize>(
     kc: usize,
     a: &[f32],
     b: &[f32],
@@ -294,7 +294,7 @@ unsafe fn runs_on<V: F32s, const MR: usize, const NR: usize>(
 /// f32's range, which become infinite), summed in f64 in any order: the float route's
 /// second try on an output it left (`super::cpu`'s header).
 #[inline(always)]
-pub(crate) fn dot_f32_products<T: Input>(
+pub fn dot_f32_products<T: Input>(
     k: usize,
     a: Option<&[T]>,
     b: Option<&[T]>,
@@ -330,7 +330,7 @@ pub(crate) fn dot_f32_products<T: Input>(
 /// each in f64 with L partial sums (enough independent chains to cover the multiply-add
 /// latency) added pairwise at the end.
 #[inline(always)]
-pub(crate) fn dot_rows<T: Input, const R: usize, const L: usize, const FUSED: bool>(
+pub fn dot_rows<T: Input, const R: usize, const L: usize, const FUSED: bool>(
     k: usize,
     a: &[f64],
     b: &[T],

@@ -43,21 +43,21 @@ const MC_TILES: usize = 96;
 const NC_TILES: usize = 512;
 /// The longest k for which tiers 1 and 2 apply (their bounds assume k < 2^26); longer
 /// sums go straight to the exact tier.
-pub(crate) const FAST_MAX_K: usize = 1 << 26;
+pub const FAST_MAX_K: usize = 1 << 26;
 /// k up to which sums of f8e4m3 products are exact in f64 in any order: every product is
 /// a multiple of 2^-18 below 2^17.7, so every partial sum is a multiple of 2^-18 below
 /// 2^35 = 2^53 2^-18.
-pub(crate) const F8_EXACT_MAX_K: usize = 1 << 17;
+pub const F8_EXACT_MAX_K: usize = 1 << 17;
 
 /// 2^-53 (1 + 2^-20) (see `super`'s header).
-pub(crate) const GAMMA_UNIT: f64 = f64::from_bits(0x3CA0_0001_0000_0000);
+pub const GAMMA_UNIT: f64 = f64::from_bits(0x3CA0_0001_0000_0000);
 /// 1 + 2^-20: covers the rounding of computed norms in the tier-2 bound.
-pub(crate) const NORM_SLACK: f64 = f64::from_bits(0x3FF0_0001_0000_0000);
+pub const NORM_SLACK: f64 = f64::from_bits(0x3FF0_0001_0000_0000);
 
 /// Tier 1's error coefficient c: the bound of an output is c (row norm x column norm +
 /// |bias|). NaN when tier 1 is off (no output passes the test: straight to the slower
 /// tiers) or k too long for its bound, 0 for exact sums, else (k + bias) 2^-53 (1 + 2^-20).
-pub(crate) fn tier1_coeff(k: usize, has_bias: bool, exact_sums: bool, tier1_on: bool) -> f64 {
+pub fn tier1_coeff(k: usize, has_bias: bool, exact_sums: bool, tier1_on: bool) -> f64 {
     if !tier1_on || k >= FAST_MAX_K {
         f64::NAN
     } else if exact_sums {
@@ -88,7 +88,7 @@ fn narrow_input<T: Input>() -> bool {
 /// as often (18% at k = 576 against 3.5% for bf16; each costs a second dot product). The
 /// output is the same either way (the definition fixes it), so this choice may follow
 /// the instruction set.
-pub(crate) fn float_route<T: Input>(path: VectorPath) -> bool {
+pub fn float_route<T: Input>(path: VectorPath) -> bool {
     std::any::TypeId::of::<T>() == std::any::TypeId::of::<half::bf16>()
         && path != VectorPath::Avx512
 }
@@ -97,7 +97,7 @@ pub(crate) fn float_route<T: Input>(path: VectorPath) -> bool {
 /// |bias|), ((RUN + GROUP - 2) 2^-24 + (k + 1 + bias) 2^-53) (1 + 2^-16), NaN with tier
 /// 1 off or k too long; and the absolute allowance for products that underflow f32, k
 /// 2^-145 on bf16 inputs and 0 on f16 inputs (whose products are multiples of 2^-48).
-pub(crate) fn float_coeff<T: Input>(k: usize, has_bias: bool, tier1_on: bool) -> (f64, f64) {
+pub fn float_coeff<T: Input>(k: usize, has_bias: bool, tier1_on: bool) -> (f64, f64) {
     if !tier1_on || k >= FAST_MAX_K {
         return (f64::NAN, 0.0);
     }
@@ -168,7 +168,7 @@ impl Default for CpuConfig {
 
 /// One operand of a 2-D product: element (r, c) at `base + r * rs + c * cs` of `data`.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct View<'a, T> {
+pub struct View<'a, T> {
     pub data: &'a [T],
     pub base: usize,
     pub rs: usize,
@@ -184,24 +184,24 @@ impl<T: Input> View<'_, T> {
 
 /// `batch` products of an (m, k) A by a (k, n) B, with an optional bias of n values
 /// (widened exactly to f32) added to every row.
-pub(crate) struct Problem<'a, T> {
-    pub m: usize,
-    pub n: usize,
-    pub k: usize,
+pub struct Problem<'a, T> {
+    pub(crate) m: usize,
+    pub(crate) n: usize,
+    pub(crate) k: usize,
     /// The A and B views of each batch index.
-    pub a: Vec<View<'a, T>>,
-    pub b: Vec<View<'a, T>>,
-    pub bias: Option<Vec<f32>>,
+    pub(crate) a: Vec<View<'a, T>>,
+    pub(crate) b: Vec<View<'a, T>>,
+    pub(crate) bias: Option<Vec<f32>>,
     /// Whether sums of products are exact in f64 in any order (f8e4m3 inputs, k at most
     /// [`F8_EXACT_MAX_K`]): tier 1's bound is then 0.
-    pub exact_sums: bool,
+    pub(crate) exact_sums: bool,
 }
 
 /// What the error bound and the sign of an exact zero need of one row of A or column of
 /// B: the Euclidean norm as computed (sqrt of the f64 sum of squares; inf or NaN when the
 /// line has a non-finite value) and which sign bits occur.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct LineStats {
+pub struct LineStats {
     pub norm: f64,
     /// Bit 0: some element has its sign bit clear; bit 1: some element has it set.
     pub signs: u8,
@@ -267,7 +267,7 @@ impl LineStats {
 /// lines have both signs) and the bias, if any, is -0; with no term at all, +0. `None`:
 /// undecided here (the exact tier decides).
 #[inline(always)]
-pub(crate) fn zero_sign(row: u8, col: u8, k: usize, bias: Option<f32>) -> Option<bool> {
+pub fn zero_sign(row: u8, col: u8, k: usize, bias: Option<f32>) -> Option<bool> {
     let products_negative = match (row, col) {
         _ if k == 0 => true,
         (1, 2) | (2, 1) => true,
@@ -313,7 +313,7 @@ fn slow_output<T: Input, O: Format>(
 
 /// The output buffer, written by disjoint tiles from several threads.
 #[derive(Clone, Copy)]
-pub(crate) struct Out<O>(pub(crate) *mut MaybeUninit<O>);
+pub struct Out<O>(pub *mut MaybeUninit<O>);
 // SAFETY: every task writes a disjoint set of elements.
 unsafe impl<O> Send for Out<O> {}
 unsafe impl<O> Sync for Out<O> {}
@@ -322,7 +322,7 @@ impl<O> Out<O> {
     /// # Safety
     /// `idx` is in bounds and no other thread writes it.
     #[inline(always)]
-    pub(crate) unsafe fn write(self, idx: usize, v: O) {
+    pub unsafe fn write(self, idx: usize, v: O) {
         unsafe { (*self.0.add(idx)).write(v) };
     }
 }
@@ -541,7 +541,7 @@ thread_local! {
 /// most [`MC_TILES`] rows, fewer when that would leave threads idle. Nothing here reaches
 /// the output bits.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Plan {
+pub struct Plan {
     pub mr: usize,
     pub nr: usize,
     pub mc: usize,
@@ -554,7 +554,7 @@ impl Plan {
     /// `operand_bytes`: the size of A and B together; the packed B slab (k x nc f64)
     /// stays below it (fewer columns per block for small operands), so that no workspace
     /// outgrows the operands.
-    pub(crate) fn new(
+    pub fn new(
         path: VectorPath,
         float: bool,
         m: usize,
@@ -630,7 +630,7 @@ fn pack_b_slab<T: Input, E: Packed>(
 /// Pack rows [i0, i0 + rows) x k-range [p0, p0 + kc) of A into panels of MR rows: panel
 /// t holds, for each p, the MR values A[i0 + t MR + r][p0 + p] (0 past the last row).
 #[inline(always)]
-pub(crate) fn pack_a<T: Input, E: Packed, const MR: usize>(
+pub fn pack_a<T: Input, E: Packed, const MR: usize>(
     a: &View<T>,
     i0: usize,
     rows: usize,
@@ -871,12 +871,7 @@ impl<T: Input, O: Format> GemvTask<'_, '_, T, O> {
 /// Stats of `count` lines of `len` elements of a view, line l's element q at (l, q) if
 /// `rows`, else at (q, l): along contiguous lines a slice pass, across them a pass per
 /// element that keeps one sum per line.
-pub(crate) fn view_stats<T: Input>(
-    v: &View<T>,
-    rows: bool,
-    count: usize,
-    len: usize,
-) -> Vec<LineStats> {
+pub fn view_stats<T: Input>(v: &View<T>, rows: bool, count: usize, len: usize) -> Vec<LineStats> {
     let (line_stride, elem_stride) = if rows { (v.rs, v.cs) } else { (v.cs, v.rs) };
     let mut out = vec![LineStats::default(); count];
     if len == 0 {
@@ -923,14 +918,14 @@ pub(crate) fn view_stats<T: Input>(
 }
 
 /// Column stats of a (k, n) view (for preparing a weight once).
-pub(crate) fn column_stats<T: Input>(b: View<T>, k: usize, n: usize) -> Vec<LineStats> {
+pub fn column_stats<T: Input>(b: View<T>, k: usize, n: usize) -> Vec<LineStats> {
     view_stats(&b, false, n, k)
 }
 
 /// The whole product into `out` (batch * m * n elements, row-major), every element
 /// written. `prepared_cols`: B's column stats, computed once for a weight shared by every
 /// batch index.
-pub(crate) fn matmul<T: Input, O: Format>(
+pub fn matmul<T: Input, O: Format>(
     p: &Problem<T>,
     cfg: CpuConfig,
     prepared_cols: Option<&[LineStats]>,
