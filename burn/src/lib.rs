@@ -55,12 +55,14 @@ mod autodiff;
 mod elementwise;
 mod error;
 mod flex;
+mod matmul;
 mod norm;
 mod rope;
 mod softmax;
 
 pub use elementwise::*;
 pub use error::Error;
+pub use matmul::{linear, matmul};
 pub use norm::{layer_norm, layer_norm_no_bias, rms_norm};
 pub use repro_core::rope::{RopeConfig, RopeFreqs, RopeScaling};
 pub use rope::{rope, rope_i, rope_tables, rope_thd};

@@ -48,6 +48,16 @@ pub fn values(n: usize, seed: u64) -> Vec<f32> {
 
 /// The same values as a Burn tensor of `dtype` on `device`, and as a candle tensor.
 pub fn pair(v: &[f32], shape: [usize; 2], dtype: DType, device: &Device) -> (Tensor<2>, CTensor) {
+    pair_nd(v, shape, dtype, device)
+}
+
+/// [`pair`] of any rank.
+pub fn pair_nd<const D: usize>(
+    v: &[f32],
+    shape: [usize; D],
+    dtype: DType,
+    device: &Device,
+) -> (Tensor<D>, CTensor) {
     let c = CTensor::from_vec(v.to_vec(), &shape, &Cpu::Cpu).unwrap();
     let (data, c) = match dtype {
         DType::F32 => (TensorData::new(v.to_vec(), shape), c),
@@ -60,7 +70,7 @@ pub fn pair(v: &[f32], shape: [usize; 2], dtype: DType, device: &Device) -> (Ten
             c.to_dtype(candle_core::DType::F16).unwrap(),
         ),
     };
-    (Tensor::<2>::from_data(data, (device, dtype)), c)
+    (Tensor::<D>::from_data(data, (device, dtype)), c)
 }
 
 /// The output bits of a Burn tensor and of a candle tensor, as u32 (16-bit dtypes widened).
