@@ -91,6 +91,44 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(apply(&geometry, black_box(&v[..n]), &cv, &sv, 1.0)))
     });
     g.finish();
+
+    // The matmul: x (m, 576) times a weight stored (1536, 576) and read transposed in place
+    // (a model's linear layer), decode (m = 1, the GEMV path) and prefill (m = 128, the GEMM).
+    let (k, n) = (576, 1536);
+    let wv: Vec<f32> = v[..n * k].to_vec();
+    let w = Tensor::<2>::from_data(TensorData::new(wv.clone(), [n, k]), &device).transpose();
+    for m in [1, 128] {
+        let xv: Vec<f32> = v[n * k..n * k + m * k].to_vec();
+        let x = Tensor::<2>::from_data(TensorData::new(xv.clone(), [m, k]), &device);
+        let mut g = c.benchmark_group(format!("matmul f32 {m} x {k} x {n}, w^T"));
+        g.sample_size(20);
+        g.bench_function("burn-repro on Flex", |b| {
+            b.iter(|| black_box(burn_repro::matmul(black_box(x.clone()), w.clone()).unwrap()))
+        });
+        g.bench_function("slice product (repro-core)", |b| {
+            b.iter(|| black_box(matmul_slice(black_box(&xv), &wv, (m, k, n))))
+        });
+        g.finish();
+    }
+}
+
+/// The core's product of x (m, k) by w^T, w stored (n, k), as the adapters call it.
+fn matmul_slice(x: &[f32], w: &[f32], (m, k, n): (usize, usize, usize)) -> Vec<f32> {
+    use repro_core::matmul::{Problem, View};
+    let a = View {
+        data: x,
+        base: 0,
+        rs: k,
+        cs: 1,
+    };
+    let b = View {
+        data: w,
+        base: 0,
+        rs: 1,
+        cs: k,
+    };
+    let p = Problem::new((m, k, n), vec![a], vec![b], None).unwrap();
+    repro_core::matmul::matmul::<f32, f32>(&p)
 }
 
 /// A tensor's f32 values.

@@ -174,12 +174,11 @@ fn summed_product<T: Elem>(
     product((m, s * q, n), vec![lv], vec![rv], None)
 }
 
-/// The checked shapes of a product: the output's batch dims, (m, k, n).
-fn shapes(
-    op: &'static str,
-    a: &[usize],
-    b: &[usize],
-) -> Result<(Vec<usize>, (usize, usize, usize)), Error> {
+/// The output's batch dims and (m, k, n) of a product.
+type ProductShape = (Vec<usize>, (usize, usize, usize));
+
+/// The checked shapes of a product.
+fn shapes(op: &'static str, a: &[usize], b: &[usize]) -> Result<ProductShape, Error> {
     let r = a.len();
     let invalid = |why: &str| Error::Invalid {
         op,
@@ -345,8 +344,8 @@ pub fn matmul<const D: usize>(a: Tensor<D>, b: Tensor<D>) -> Result<Tensor<D>, E
 }
 
 /// x W (+ bias) with one rounding over the last dimension of x (the layout of
-/// `burn::nn::Linear`: W is (d_input, d_output)): out[.., j] = round(sum_q x[.., q] W[q, j]
-/// + bias[j]). The rows of x are one product (the bits of candle-repro's `Linear` with the
+/// `burn::nn::Linear`: W is (d_input, d_output)): out[.., j] = round(bias[j] + sum_q x[..,
+/// q] W[q, j]). The rows of x are one product (the bits of candle-repro's `Linear` with the
 /// weight W^T). Differentiable: W's gradient is the exact sum over every row, rounded once;
 /// the bias's the exact column sums of the output's gradient.
 ///
