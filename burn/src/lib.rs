@@ -64,6 +64,6 @@ pub use elementwise::*;
 pub use error::Error;
 pub use matmul::{linear, matmul};
 pub use norm::{layer_norm, layer_norm_no_bias, rms_norm};
-pub use repro_core::rope::{RopeConfig, RopeFreqs, RopeScaling};
-pub use rope::{rope, rope_i, rope_tables, rope_thd};
+pub use repro_core::rope::{RopeConfig, RopeFreqs, RopeLayout, RopeScaling};
+pub use rope::{rope, rope_freqs, rope_fused, rope_i, rope_tables, rope_thd};
 pub use softmax::{log_softmax, softmax};

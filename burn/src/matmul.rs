@@ -344,8 +344,8 @@ pub fn matmul<const D: usize>(a: Tensor<D>, b: Tensor<D>) -> Result<Tensor<D>, E
 }
 
 /// x W (+ bias) with one rounding over the last dimension of x (the layout of
-/// `burn::nn::Linear`: W is (d_input, d_output)): out[.., j] = round(bias[j] + sum_q x[..,
-/// q] W[q, j]). The rows of x are one product (the bits of candle-repro's `Linear` with the
+/// `burn::nn::Linear`: W is (d_input, d_output)): `out[.., j] = round(bias[j] + sum_q
+/// x[.., q] W[q, j])`. The rows of x are one product (the bits of candle-repro's `Linear` with the
 /// weight W^T). Differentiable: W's gradient is the exact sum over every row, rounded once;
 /// the bias's the exact column sums of the output's gradient.
 ///

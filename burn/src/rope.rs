@@ -14,10 +14,10 @@ use burn_autodiff::grads::Gradients;
 use burn_autodiff::ops::{Backward, Ops, OpsKind, unary as unary_step};
 use burn_backend::TensorMetadata;
 use burn_flex::{Flex, FlexTensor};
-use burn_tensor::{DType, Device, Element, Tensor, TensorData};
+use burn_tensor::{DType, Device, Element, Int, Tensor, TensorData};
 use repro_core::math::Format;
 use repro_core::rope::apply::apply;
-use repro_core::rope::{Geometry, RopeConfig, RopeLayout, fill_rows, rope_freqs};
+use repro_core::rope::{Geometry, RopeConfig, RopeFreqs, RopeLayout, fill_rows};
 
 /// The rotation over Flex primitives: x in the layout's order, cos/sin rows of d/2.
 fn forward<T: Format + Element + bytemuck::Pod + Default>(
@@ -220,19 +220,6 @@ pub fn rope_thd<const C: usize>(
     rotate(RopeLayout::Thd, x, cos, sin)
 }
 
-fn table<T: Format + Element + Default>(
-    inv: &[f32],
-    af: f32,
-    positions: usize,
-) -> (TensorData, TensorData) {
-    let n = positions * inv.len();
-    let (mut c, mut s) = (vec![T::default(); n], vec![T::default(); n]);
-    let pos: Vec<u64> = (0..positions as u64).collect();
-    fill_rows(inv, af, &pos, &mut c, &mut s);
-    let shape = [positions, inv.len()];
-    (TensorData::new(c, shape), TensorData::new(s, shape))
-}
-
 /// The cos and sin tables (max_positions, rotary_dim / 2) of a config in `dtype` (f32,
 /// bf16 or f16) on `device`: Hugging Face transformers' rotary embedding with the two
 /// transcendental steps correctly rounded (`repro_core::rope::tables`), computed on the
@@ -245,14 +232,113 @@ pub fn rope_tables(
 ) -> Result<(Tensor<2>, Tensor<2>), Error> {
     let op = "rope_tables";
     check_float(op, dtype)?;
-    let f = rope_freqs(cfg).map_err(|e| Error::Invalid {
+    let f = repro_core::rope::rope_freqs(cfg).map_err(|e| Error::Invalid {
         op,
         message: e.to_string(),
     })?;
     let (inv, af) = (&f.inv_freq, f.attention_factor);
-    let (c, s) = by_dtype!(dtype, table(inv, af, max_positions));
+    let positions: Vec<u64> = (0..max_positions as u64).collect();
+    let (c, s) = by_dtype!(dtype, rows(inv, af, &positions));
     Ok((
         Tensor::from_data(c, (device, dtype)),
         Tensor::from_data(s, (device, dtype)),
     ))
+}
+
+/// The frequencies of a config (`inv_freq` and the attention factor), for [`rope_fused`]:
+/// the core's `rope_freqs`, with its refusals (an odd rotary_dim, a non-finite theta) as
+/// errors.
+pub fn rope_freqs(cfg: &RopeConfig) -> Result<RopeFreqs, Error> {
+    repro_core::rope::rope_freqs(cfg).map_err(|e| Error::Invalid {
+        op: "rope_freqs",
+        message: e.to_string(),
+    })
+}
+
+/// Rotary embedding from positions (candle-repro's `rope::rope_fused`): `positions` is (t,)
+/// or (b, t), integers in 0..2^32; the cos/sin rows of `freqs` at those positions are
+/// computed here (one row per (batch, time) slot, shared by the heads) in x's dtype and
+/// applied as [`rope`], [`rope_i`] or [`rope_thd`] would apply table rows: the same bits
+/// as the table path, and as candle-repro's fused op. Differentiable with respect to x.
+///
+/// ```
+/// use burn_tensor::{DType, Device, Int, Tensor};
+/// use burn_repro::{RopeConfig, RopeLayout, rope, rope_freqs, rope_fused, rope_tables};
+/// let dev = Device::flex();
+/// let cfg = RopeConfig::llama31(8);
+/// // Three tokens at positions 7, 999 and 0 (decode-style, not 0..t).
+/// let positions = Tensor::<1, Int>::from_ints([7, 999, 0], &dev);
+/// let x = Tensor::<1>::arange_step(0..48, 1, &dev).float().reshape([1, 2, 3, 8]);
+/// let freqs = rope_freqs(&cfg).unwrap();
+/// let y = rope_fused(RopeLayout::Halves, x.clone(), positions.clone(), &freqs).unwrap();
+/// // The same bits as the table path on the rows of those positions.
+/// let (cos, sin) = rope_tables(&cfg, 1000, DType::F32, &dev).unwrap();
+/// let (cos, sin) = (cos.select(0, positions.clone()), sin.select(0, positions));
+/// let z = rope(x, cos, sin).unwrap();
+/// assert_eq!(y.into_data(), z.into_data());
+/// ```
+pub fn rope_fused<const P: usize>(
+    layout: RopeLayout,
+    x: Tensor<4>,
+    positions: Tensor<P, Int>,
+    freqs: &RopeFreqs,
+) -> Result<Tensor<4>, Error> {
+    let op = layout.name();
+    let invalid = |message: String| Error::Invalid { op, message };
+    check_float(op, x.dtype())?;
+    let dims = x.dims();
+    let (b, t, d) = match layout {
+        RopeLayout::Thd => (dims[0], dims[1], dims[3]),
+        _ => (dims[0], dims[2], dims[3]),
+    };
+    let half = freqs.inv_freq.len();
+    if d != 2 * half {
+        return Err(invalid(format!(
+            "(fused) head size {d} does not match rotary_dim {}",
+            2 * half
+        )));
+    }
+    let pd = positions.dims();
+    if !(pd[..] == [t] || pd[..] == [b, t]) {
+        return Err(invalid(format!(
+            "(fused) positions must be (t,) = ({t},) or (b, t) = ({b}, {t}), got {pd:?}"
+        )));
+    }
+    let data = positions.into_data();
+    let mut pos = Vec::with_capacity(data.num_elements());
+    for p in data.iter::<i64>() {
+        if !(0..=u32::MAX as i64).contains(&p) {
+            return Err(invalid(format!("(fused) position {p} outside 0..2^32")));
+        }
+        pos.push(p as u64);
+    }
+    // The table rows of the positions, on x's device (an autodiff device included): the
+    // table path then rotates, and its backward step serves this op too.
+    let (dtype, device) = (x.dtype(), x.device());
+    let (c, s) = by_dtype!(dtype, rows(&freqs.inv_freq, freqs.attention_factor, &pos));
+    let upload = |v: TensorData| Tensor::<2>::from_data(v, (&device, dtype));
+    let (cos, sin) = (upload(c), upload(s));
+    if P == 1 {
+        rotate(layout, x, cos, sin)
+    } else {
+        rotate(
+            layout,
+            x,
+            cos.reshape([b, t, half]),
+            sin.reshape([b, t, half]),
+        )
+    }
+}
+
+/// cos and sin rows (positions.len(), inv.len()) at the given positions.
+fn rows<T: Format + Element + Default>(
+    inv: &[f32],
+    af: f32,
+    positions: &[u64],
+) -> (TensorData, TensorData) {
+    let n = positions.len() * inv.len();
+    let (mut c, mut s) = (vec![T::default(); n], vec![T::default(); n]);
+    fill_rows(inv, af, positions, &mut c, &mut s);
+    let shape = [positions.len(), inv.len()];
+    (TensorData::new(c, shape), TensorData::new(s, shape))
 }

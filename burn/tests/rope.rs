@@ -259,3 +259,106 @@ fn bad_inputs_are_errors() {
     assert!(e.to_string().contains("rotary_dim must be even"), "{e}");
     assert!(burn_repro::rope_tables(&cfg, 4, DType::F64, &dev).is_err());
 }
+
+/// The fused op (positions instead of tables) against candle-repro's `rope_fused`: decode
+/// positions (not 0..t, up to 2^31), (t,) and (b, t) positions, the three layouts, forward
+/// bits and, on the autodiff device, the gradient.
+#[test]
+fn fused_has_candle_repros_bits() {
+    use burn_tensor::Int;
+    use candle_repro::rope::RopeLayout as CLayout;
+    let (b, h, t, d) = (2, 3, 5, 32);
+    // i64 positions (Flex's default Int is i32, which stops at 2^31 - 1).
+    let flat: Vec<i64> = vec![7, 0, 999, 65_536, u32::MAX as i64, 3, 4, 5, 6, 2_000_000];
+
+    let mut checked = 0;
+    let cfgs = [
+        CConfig::new(10000.0, d),
+        CConfig::llama31(d),
+        CConfig::yarn(10000.0, d, 4.0, 2048),
+    ];
+    for cfg in cfgs {
+        let freqs = burn_repro::rope_freqs(&cfg).unwrap();
+        let cfreqs = candle_repro::rope::rope_freqs(&cfg).unwrap();
+        for dtype in DTYPES {
+            for (layout, cl) in [
+                (burn_repro::RopeLayout::Halves, CLayout::Halves),
+                (burn_repro::RopeLayout::Interleaved, CLayout::Interleaved),
+                (burn_repro::RopeLayout::Thd, CLayout::Thd),
+            ] {
+                let shape = if cl == CLayout::Thd {
+                    [b, t, h, d]
+                } else {
+                    [b, h, t, d]
+                };
+                let v = vals(b * h * t * d, 71 + d as u64);
+                for batched in [false, true] {
+                    let dev = Device::flex().autodiff();
+                    let (x, cx) = pair(&v, shape, dtype, &dev);
+                    // No subnormal in g: candle's gradient accumulator flushes bf16
+                    // subnormals before candle's backward op sees them (see
+                    // `as_candle_accumulates`), which would compare two different g.
+                    let gv: Vec<f32> = vals(v.len(), 72)
+                        .into_iter()
+                        .map(|x| if x != 0.0 && x.abs() < 1e-30 { 0.0 } else { x })
+                        .collect();
+                    let (g, cg) = pair(&gv, shape, dtype, &dev);
+                    let pos = if batched {
+                        flat.clone()
+                    } else {
+                        flat[..t].to_vec()
+                    };
+                    let cpos = CTensor::from_vec(pos.clone(), pos.len(), &Cpu::Cpu).unwrap();
+                    let x = x.require_grad();
+                    let y = if batched {
+                        let p = Tensor::<2, Int>::from_data(
+                            TensorData::new(pos, [b, t]),
+                            (&dev, DType::I64),
+                        );
+                        burn_repro::rope_fused(layout, x.clone(), p, &freqs)
+                    } else {
+                        let p = Tensor::<1, Int>::from_data(
+                            TensorData::new(pos, [t]),
+                            (&dev, DType::I64),
+                        );
+                        burn_repro::rope_fused(layout, x.clone(), p, &freqs)
+                    }
+                    .unwrap();
+                    let cpos = if batched {
+                        cpos.reshape((b, t)).unwrap()
+                    } else {
+                        cpos
+                    };
+                    let var = Var::from_tensor(&cx).unwrap();
+                    let cy = candle_repro::rope::rope_fused(cl, &var, &cpos, &cfreqs).unwrap();
+                    let what = format!("{cl:?}, {dtype:?}, batched {batched}");
+                    let got = burn_bits(y.clone());
+                    assert_eq!(got, candle_bits(&cy), "{what}");
+                    checked += got.len();
+                    let grads = (y * g).sum().backward();
+                    let cgrads = (cy * cg).unwrap().sum_all().unwrap().backward().unwrap();
+                    let want = cgrads.get(&var).unwrap();
+                    let got = as_candle_accumulates(x.grad(&grads).unwrap(), want);
+                    assert_eq!(got, candle_bits(want), "{what}: gradient");
+                    checked += got.len();
+                }
+            }
+        }
+    }
+    // Refusals: a negative position, one past 2^32 - 1, positions of the wrong length, a
+    // head size other than rotary_dim.
+    let dev = Device::flex();
+    let freqs = burn_repro::rope_freqs(&CConfig::new(10000.0, 8)).unwrap();
+    let x = pair(&vals(2 * 4 * 8, 73), [1, 2, 4, 8], DType::F32, &dev).0;
+    let p = |v: Vec<i64>| {
+        Tensor::<1, Int>::from_data(TensorData::new(v.clone(), [v.len()]), (&dev, DType::I64))
+    };
+    let lay = burn_repro::RopeLayout::Halves;
+    for bad in [vec![0, 1, -1, 2], vec![0, 1, 1 << 32, 2], vec![0, 1, 2]] {
+        let e = burn_repro::rope_fused(lay, x.clone(), p(bad), &freqs).unwrap_err();
+        assert!(matches!(e, burn_repro::Error::Invalid { .. }), "{e}");
+    }
+    let f16 = burn_repro::rope_freqs(&CConfig::new(10000.0, 16)).unwrap();
+    assert!(burn_repro::rope_fused(lay, x, p(vec![0, 1, 2, 3]), &f16).is_err());
+    println!("rope_fused: {checked} outputs and gradients, candle-repro's bits");
+}

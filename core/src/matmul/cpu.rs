@@ -12,10 +12,10 @@
 //!
 //! On bf16 and f16 inputs the GEMM may take the float route instead of the f64 one
 //! ([`float_route`]): operands packed as f32, [`kernel::micro_tile_runs`], tier 1's test
-//! under the bound [`float_coeff`] gives, and a second try ([`Shared::retry`]) before
+//! under the bound [`float_coeff`] gives, and a second try (`Shared::retry`) before
 //! tier 2.
 //!
-//! GEMM: the columns are taken one block of [`NC_TILES`] at a time; each block's B slab is
+//! GEMM: the columns are taken one block of `NC_TILES` at a time; each block's B slab is
 //! widened to f64 and packed once, then the threads take row blocks of it (each packing
 //! its own A panels per k-block, `kernel::micro_tile` on every register tile, tier 1 on
 //! the tile's outputs). GEMV: threads take chunks of columns. How many threads run, and
@@ -337,7 +337,7 @@ pub struct TierCounts {
     /// Every output of every product.
     pub outputs: u64,
     /// Left by the float route's test and decided by its second try (the f32 products
-    /// summed in f64, [`Shared::retry`]).
+    /// summed in f64, `Shared::retry`).
     pub retry: u64,
     /// Exact zeros whose sign the sign classes settled.
     pub zero_sign: u64,
@@ -418,7 +418,7 @@ struct Shared<'a, T> {
     /// all zero: the float route's underflow allowance on bf16 inputs, else 0.
     abs_err: f64,
     /// On the float route with tier 1 on: the f64 route's coefficient, for the second
-    /// try on the outputs the float route leaves ([`Shared::retry`]); else NaN.
+    /// try on the outputs the float route leaves (`Shared::retry`); else NaN.
     retry_coeff: f64,
 }
 
@@ -537,8 +537,8 @@ thread_local! {
 }
 
 /// The GEMM plan: the register tile of the vector path, k-blocks of at most `kc_max`,
-/// column blocks of [`NC_TILES`] columns (one packed B slab each) and row blocks of at
-/// most [`MC_TILES`] rows, fewer when that would leave threads idle. Nothing here reaches
+/// column blocks of `NC_TILES` columns (one packed B slab each) and row blocks of at
+/// most `MC_TILES` rows, fewer when that would leave threads idle. Nothing here reaches
 /// the output bits.
 #[derive(Clone, Copy, Debug)]
 pub struct Plan {

@@ -32,7 +32,7 @@ pub const fn tile(path: VectorPath) -> (usize, usize) {
     }
 }
 
-/// C[r][c] (+)= sum over p < kc of A[p][r] * B[p][c]: `a` holds kc groups of MR values (a
+/// `C[r][c] (+)= sum over p < kc of A[p][r] * B[p][c]`: `a` holds kc groups of MR values (a
 /// packed A panel), `b` kc groups of NR values (a packed B panel), `c` the tile row by
 /// row (MR * NR values), added to when `accumulate`, else overwritten. The accumulators
 /// are MR x NR/W vectors of the copy `I`'s width (`crate::math::simd`), each summing its
@@ -205,7 +205,7 @@ pub const fn tile_runs(path: VectorPath) -> (usize, usize) {
     }
 }
 
-/// The float route's micro-kernel: C[r][c] (+)= sum over p < kc of A[p][r] * B[p][c] on
+/// The float route's micro-kernel: `C[r][c] (+)= sum over p < kc of A[p][r] * B[p][c]` on
 /// f32 panels (values of bf16 or f16 inputs). The products are summed in f32
 /// multiply-adds over runs of [`RUN`] consecutive p (the last run of the block shorter),
 /// each lane in the order of p; each run's f32 sum is widened exactly and added to the

@@ -234,8 +234,8 @@ impl<'a, T: Input> Problem<'a, T> {
     }
 }
 
-/// Every product of `p`, row-major (batch, m, n): out[b, i, j] = round(sum_q A_b[i, q]
-/// B_b[q, j] (+ bias[j])), the exact sum rounded once to `O` (see the module header).
+/// Every product of `p`, row-major (batch, m, n): `out[b, i, j] = round(sum_q A_b[i, q]
+/// B_b[q, j] (+ bias[j]))`, the exact sum rounded once to `O` (see the module header).
 ///
 /// ```
 /// use repro_core::matmul::{Problem, View, matmul};
