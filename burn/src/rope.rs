@@ -268,7 +268,7 @@ pub fn rope_freqs(cfg: &RopeConfig) -> Result<RopeFreqs, Error> {
 /// let cfg = RopeConfig::llama31(8);
 /// // Three tokens at positions 7, 999 and 0 (decode-style, not 0..t).
 /// let positions = Tensor::<1, Int>::from_ints([7, 999, 0], &dev);
-/// let x = Tensor::<1>::arange_step(0..48, 1, &dev).float().reshape([1, 2, 3, 8]);
+/// let x = Tensor::<1, Int>::arange(0..48, &dev).float().reshape([1, 2, 3, 8]);
 /// let freqs = rope_freqs(&cfg).unwrap();
 /// let y = rope_fused(RopeLayout::Halves, x.clone(), positions.clone(), &freqs).unwrap();
 /// // The same bits as the table path on the rows of those positions.
