@@ -5,7 +5,9 @@
 //! tracked tensor over another backend gets [`Error::NoBackward`].
 
 pub(crate) use burn_autodiff::Autodiff;
+pub(crate) use burn_autodiff::NodeId;
 pub(crate) use burn_autodiff::checkpoint::strategy::{BalancedCheckpointing, NoCheckpointing};
+use burn_autodiff::grads::Gradients;
 use burn_backend::ops::FloatTensorOps;
 use burn_backend::tensor::FloatTensor;
 pub(crate) use burn_flex::Flex;
@@ -37,6 +39,20 @@ macro_rules! on_autodiff_flex {
     }};
 }
 pub(crate) use on_autodiff_flex;
+
+/// Hands each computed gradient to its parent (in order): a parent that is not tracked
+/// (`None`), or a gradient that was not computed, registers nothing.
+pub(crate) fn register_grads<const N: usize>(
+    grads: &mut Gradients,
+    parents: [Option<NodeId>; N],
+    computed: impl IntoIterator<Item = Option<FlexTensor>>,
+) {
+    for (parent, grad) in parents.into_iter().zip(computed) {
+        if let (Some(id), Some(grad)) = (parent, grad) {
+            grads.register::<Flex>(id, grad);
+        }
+    }
+}
 
 /// A gradient in the dtype of the value it belongs to (Burn seeds `backward` in the
 /// loss's dtype; a mixed graph could bring another).

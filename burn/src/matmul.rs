@@ -10,7 +10,7 @@
 //! for bit; where a is broadcast, one rounding replaces candle's matmul-then-sum.
 
 use crate::Error;
-use crate::autodiff::{AdTensor, grad_like, on_autodiff_flex};
+use crate::autodiff::{AdTensor, grad_like, on_autodiff_flex, register_grads};
 use crate::flex::{Home, by_dtype, check_float, check_same, from_flex, from_vec, to_flex};
 use burn_autodiff::checkpoint::base::Checkpointer;
 use burn_autodiff::checkpoint::strategy::CheckpointStrategy;
@@ -279,13 +279,10 @@ impl Backward<Flex, 2> for MatmulBackward {
     fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _: &mut Checkpointer) {
         let (a, b) = ops.state;
         let g = grad_like(grads.consume::<Flex>(&ops.node), &a);
-        let want = [ops.parents[0].is_some(), ops.parents[1].is_some()];
+        let parents = ops.parents.map(|p| p.map(|node| node.id));
+        let want = parents.map(|p| p.is_some());
         let computed = by_dtype!(a.dtype(), backward(&a, &b, g, want));
-        for (parent, grad) in ops.parents.into_iter().zip(computed) {
-            if let (Some(node), Some(grad)) = (parent, grad) {
-                grads.register::<Flex>(node.id, grad);
-            }
-        }
+        register_grads(grads, parents, computed);
     }
 }
 
@@ -480,16 +477,14 @@ impl<const N: usize> Backward<Flex, N> for LinearBackward {
     fn backward(self, ops: Ops<Self::State, N>, grads: &mut Gradients, _: &mut Checkpointer) {
         let (x, w) = ops.state;
         let g = grad_like(grads.consume::<Flex>(&ops.node), &x);
+        let parents = ops.parents.map(|p| p.map(|node| node.id));
+        // x, W and (when N = 3) the bias.
         let mut want = [false; 3];
-        for (w, p) in want.iter_mut().zip(&ops.parents) {
+        for (w, p) in want.iter_mut().zip(&parents) {
             *w = p.is_some();
         }
         let computed = by_dtype!(x.dtype(), linear_backward(&x, &w, g, want));
-        for (parent, grad) in ops.parents.into_iter().zip(computed) {
-            if let (Some(node), Some(grad)) = (parent, grad) {
-                grads.register::<Flex>(node.id, grad);
-            }
-        }
+        register_grads(grads, parents, computed);
     }
 }
 

@@ -2,7 +2,7 @@
 //! definition, the tiers and their bounds are there), with their backward pass.
 
 use crate::Error;
-use crate::autodiff::{AdTensor, grad_like, on_autodiff_flex};
+use crate::autodiff::{AdTensor, grad_like, on_autodiff_flex, register_grads};
 use crate::flex::{
     Home, by_dtype, check_float, check_same, contiguous, from_flex, from_vec, to_flex, values,
 };
@@ -66,11 +66,8 @@ impl<const N: usize> Backward<Flex, N> for NormBackward {
         let (p, x, w) = ops.state;
         let g = grad_like(grads.consume::<Flex>(&ops.node), &x);
         let computed = by_dtype!(x.dtype(), backward(p, &x, &w, g));
-        for (parent, grad) in ops.parents.into_iter().zip(computed) {
-            if let Some(node) = parent {
-                grads.register::<Flex>(node.id, grad);
-            }
-        }
+        let parents = ops.parents.map(|p| p.map(|node| node.id));
+        register_grads(grads, parents, computed.map(Some));
     }
 }
 
