@@ -1,7 +1,7 @@
 //! The FFT's odd-radix butterfly constants (DFT3, DFT5, DFT7) on both devices are the
 //! generator's output: `tools/gen_fft_butterfly_consts.py` (mpmath at 300 bits, rounded to
 //! nearest by integer arithmetic) is run, and every line it prints must occur verbatim in
-//! `src/fft/scalar.rs` (the Rust bit patterns) and `kernels/fft/butterflies.cuh` (the CUDA
+//! `core/src/fft/scalar.rs` (the Rust bit patterns) and `kernels/fft/butterflies.cuh` (the CUDA
 //! ones). A constant edited on one side only, or by hand, fails here. The Rust values are
 //! also checked against the crate's double-double twiddles (a unit test in scalar.rs).
 //! Needs python3 with mpmath.
@@ -29,7 +29,7 @@ fn butterfly_constants_are_the_generator_output_on_both_devices() {
     let (rust, cuda) = text
         .split_once("// CUDA (kernels/fft/butterflies.cuh)")
         .expect("two blocks");
-    let rs = std::fs::read_to_string(root.join("src/fft/scalar.rs")).unwrap();
+    let rs = std::fs::read_to_string(root.join("core/src/fft/scalar.rs")).unwrap();
     let cuh = std::fs::read_to_string(root.join("kernels/fft/butterflies.cuh")).unwrap();
     let mut n = 0;
     for (block, file, name) in [(rust, &rs, "scalar.rs"), (cuda, &cuh, "butterflies.cuh")] {

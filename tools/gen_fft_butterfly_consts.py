@@ -4,7 +4,7 @@
 For R in (3, 5, 7) and k = 1 .. (R - 1) / 2: C_R_k = cos(2 pi k / R) and S_R_k =
 sin(2 pi k / R), each rounded once to nearest (ties to even) in f32 and in f64, from a
 300-bit evaluation (mpmath) converted to an exact fraction and rounded by integer
-arithmetic. Prints the Rust table (src/fft/scalar.rs, `BFLY_F32_BITS` / `BFLY_F64_BITS`)
+arithmetic. Prints the Rust table (core/src/fft/scalar.rs, `BFLY_F32_BITS` / `BFLY_F64_BITS`)
 and the CUDA table (kernels/fft/butterflies.cuh, `bfly_bits_f32` / `bfly_bits_f64`),
 line for line the ones the sources hold; tests/fft_butterfly_consts.rs runs this script and
 checks that every printed line occurs verbatim in both files.
@@ -76,7 +76,7 @@ def main():
         b64 = round_bits(f, 53, -1022, 11, 52)
         what = f"{kind}{r}_{k} = {'cos' if kind == 'C' else 'sin'}(2 pi {k}/{r})"
         rows.append((what, b32, b64, mpmath.nstr(v, 20)))
-    print("// Rust (src/fft/scalar.rs)")
+    print("// Rust (core/src/fft/scalar.rs)")
     for what, b32, _, v in rows:
         h = f"{b32:08X}"
         print(f"    0x{h[:4]}_{h[4:]}, // {what} = {v}")

@@ -1,6 +1,6 @@
 //! The framework-free core of candle-repro: the correctly rounded elementwise math, the
 //! exact sums and the rounding tests, and the CPU halves of the op families (softmax, the
-//! norms, RoPE's tables and rotation, the correctly rounded matmul), over plain values and
+//! norms, RoPE's tables and rotation, the correctly rounded matmul, the FFT's plans), over plain values and
 //! slices. Neither candle nor any
 //! other tensor framework is a dependency: the framework adapters (`candle-repro`, which
 //! re-exports [`math`] as `candle_repro::math`) call into this crate, never the reverse, so
@@ -16,6 +16,7 @@
 #[doc(hidden)]
 pub mod buffer;
 mod error;
+pub mod fft;
 pub mod math;
 pub mod matmul;
 pub mod norm;

@@ -1,4 +1,4 @@
-// Device mirror of the pointwise steps of src/fft/bluestein.rs, in its order:
+// Device mirror of the pointwise steps of core/src/fft/bluestein.rs, in its order:
 //   a_j = x_j c_j (j < n), 0 (n <= j < m)
 //   A_k = A_k B_k, then conjugated (for the inverse transform done as a forward one)
 //   X_k = conj(y_k) c_k (k < n)

@@ -1,4 +1,4 @@
-// Device mirror of src/fft/butterflies.rs: the complex value in registers, its add / sub /
+// Device mirror of core/src/fft/butterflies.rs: the complex value in registers, its add / sub /
 // multiply, and the DFT2 / DFT3 / DFT4 / DFT5 / DFT7 / DFT8 operation DAGs, operation for operation and in the
 // Rust order. Compiled without contraction (--fmad=false on the device, -ffp-contract=off
 // on the host), so a butterfly's output bits are a pure function of its inputs on both.
@@ -65,7 +65,7 @@ struct Consts<double> {
 };
 
 // FftScalar::BFLY: the odd-radix constants (cos and sin of 2 pi k / R) rounded to nearest,
-// as the bit patterns tools/gen_fft_butterfly_consts.py prints (src/fft/scalar.rs holds the
+// as the bit patterns tools/gen_fft_butterfly_consts.py prints (core/src/fft/scalar.rs holds the
 // same lines; tests/fft_butterfly_consts.rs checks both against the generator). Index:
 // 0 C3_1, 1 S3_1, 2 C5_1, 3 C5_2, 4 S5_1, 5 S5_2, 6 C7_1 .. 8 C7_3, 9 S7_1 .. 11 S7_3.
 RM_FN uint32_t bfly_bits_f32(int i) {

@@ -1,4 +1,4 @@
-// Device mirror of src/fft/dft_gemm.rs (n <= 16): output k of X = W x as four real dot
+// Device mirror of core/src/fft/dft_gemm.rs (n <= 16): output k of X = W x as four real dot
 // products in the fixed order j = 0, 1, .., n-1,
 //   X_re[k] = S(W_re[k], x_re) - S(W_im[k], x_im),  X_im[k] = S(W_re[k], x_im) + S(W_im[k], x_re),
 // with the plan's W (uploaded, same bytes). Precision::Ozaki evaluates the same product on

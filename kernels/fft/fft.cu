@@ -1,7 +1,7 @@
 // The deterministic complex FFT on CUDA (src/fft/cuda.rs launches these), bit for bit the
 // CPU's src/fft: the per-thread bodies are kernels/fft/threads.cuh over the mirrored
 // operation DAGs of kernels/fft/*.cuh, and the twiddle, chirp, Bluestein kernel and Ozaki
-// digit tables are the CPU plan's own (src/fft/device_plan.rs, uploaded as the same bytes;
+// digit tables are the CPU plan's own (core/src/fft/device_plan.rs, uploaded as the same bytes;
 // nothing here computes a twiddle). Every kernel but the fused one is a grid-stride loop over
 // `total` thread indices, each independent of the others, so the grid size, the block size
 // and the schedule change no bit; the fused kernel (repro_fft_fused_<t>, below) strides over

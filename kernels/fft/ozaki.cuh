@@ -1,4 +1,4 @@
-// Device mirror of src/fft/ozaki.rs (Precision::Ozaki): one power-of-two scale per vector,
+// Device mirror of core/src/fft/ozaki.rs (Precision::Ozaki): one power-of-two scale per vector,
 // the vector cut into SLICES = 4 balanced base-256 digits (rint by the 1.5 2^23 magic, -0
 // mapped to +0), the slice products (exact: the bit budget 2 * 7 + log2 K <= 24 of ozaki.rs
 // makes every partial sum an integer that f32 holds, so neither the summation order of

@@ -1,4 +1,4 @@
-// Device mirror of one butterfly of a Stockham stage (src/fft/stockham.rs): stage radix R,
+// Device mirror of one butterfly of a Stockham stage (core/src/fft/stockham.rs): stage radix R,
 // ns = product of the radices before it, stride = n / R, butterfly i (j = i mod ns,
 // k = i / ns):
 //   v_r = src[i + r stride];  v_r = v_r * tw[(r - 1) ns + j] (r >= 1, ns > 1, j = 0 too);

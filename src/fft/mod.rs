@@ -7,30 +7,22 @@
 //!   [`Norm`] conventions ([`ops`](mod@ops); also reachable as `crate::ops::fft`; the
 //!   transform kinds and normalizations in [`kind`](mod@kind), shared with the device half).
 //!
-//! One file per algorithm: [`dft_gemm`](mod@dft_gemm) (small n as a matrix product),
-//! [`stockham`](mod@stockham) (autosort stages of radix 8/4/2, 7, 5 and 3 for every
-//! n = 2^a 3^b 5^c 7^d), [`bluestein`](mod@bluestein) (every other n), [`ozaki`](mod@ozaki) (exact bf16 slice products for tensor cores);
-//! [`butterflies`](mod@butterflies) holds the operation DAGs both devices evaluate,
-//! [`twiddles`](mod@twiddles) the correctly rounded twiddle tables, `lanes` the vector
-//! types the stages run on, and [`plan`](mod@plan) the planner, a pure function of
-//! (n, precision). The device half: [`cuda`](mod@cuda) (launch plans of
+//! The plans, the algorithms (one file per algorithm), the butterflies and the twiddle
+//! tables are the core's ([`repro_core::fft`], re-exported here module by module); this
+//! module holds [`FftPlan`] with candle's error type ([`plan`](mod@plan)), the candle ops
+//! ([`ops`](mod@ops)) and the device half: [`cuda`](mod@cuda) (launch plans of
 //! `kernels/fft/fft.cu`) over [`device_plan`](mod@device_plan) (a plan flattened for the
 //! kernels).
 
-pub mod bluestein;
-pub mod butterflies;
+pub use repro_core::fft::{
+    bluestein, butterflies, device_plan, dft_gemm, kind, ozaki, stockham, twiddles,
+};
+#[allow(unused_imports)]
+pub(crate) use repro_core::fft::{lanes, scalar};
 /// The device half: launch plans of `kernels/fft/fft.cu` over [`crate::launch::Device`].
 pub mod cuda;
-pub mod device_plan;
-pub mod dft_gemm;
-pub mod kind;
-pub(crate) mod lanes;
 pub mod ops;
-pub mod ozaki;
 pub mod plan;
-pub(crate) mod scalar;
-pub mod stockham;
-pub mod twiddles;
 
 pub use kind::Norm;
 pub use ops::{fft, fft_with, ifft, ifft_with, irfft, irfft_with, rfft, rfft_with};

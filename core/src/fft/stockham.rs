@@ -44,7 +44,8 @@ use num_complex::Complex32;
 /// One stage: its radix, `ns`, and the twiddles w_{ns R}^{r j} stored as
 /// `tw[(r - 1) ns + j]` (empty for the first stage).
 #[derive(Clone, Debug)]
-pub(crate) struct Stage<T> {
+#[doc(hidden)]
+pub struct Stage<T> {
     pub radix: usize,
     pub ns: usize,
     pub tw_re: Vec<T>,
@@ -59,7 +60,8 @@ pub(crate) struct Stage<T> {
 
 /// The stages of a power-of-two transform (a pure function of n and the type).
 #[derive(Clone, Debug)]
-pub(crate) struct Stockham<T> {
+#[doc(hidden)]
+pub struct Stockham<T> {
     pub n: usize,
     pub stages: Vec<Stage<T>>,
     /// Precision::Ozaki: the W8 matrix cut into bf16 slices, applied instead of the DFT8
@@ -69,7 +71,8 @@ pub(crate) struct Stockham<T> {
 }
 
 /// True when n > 1 is 2^a 3^b 5^c 7^d (a transform [`Stockham`] can do).
-pub(crate) fn is_smooth(n: usize) -> bool {
+#[doc(hidden)]
+pub fn is_smooth(n: usize) -> bool {
     let mut m = n;
     for p in [2, 3, 5, 7] {
         while m > 1 && m.is_multiple_of(p) {
@@ -82,7 +85,8 @@ pub(crate) fn is_smooth(n: usize) -> bool {
 /// The radices for n = 2^a 3^b 5^c 7^d, in stage order: radix 8 while at least 8 of the
 /// power of two remains, then 4 or 2 for its rest, then d radix-7, c radix-5 and b
 /// radix-3 stages.
-pub(crate) fn radices(n: usize) -> Vec<usize> {
+#[doc(hidden)]
+pub fn radices(n: usize) -> Vec<usize> {
     assert!(is_smooth(n), "{n} is not 7-smooth");
     let p = n.trailing_zeros();
     let mut r = vec![8; (p / 3) as usize];
@@ -149,7 +153,8 @@ impl<T: FftScalar> Stockham<T> {
     }
 
     /// Scratch values [`Stockham::forward_interleaved`] needs: two buffer pairs.
-    pub(crate) fn interleaved_scratch_len(&self) -> usize {
+    #[doc(hidden)]
+    pub fn interleaved_scratch_len(&self) -> usize {
         4 * self.n
     }
 
@@ -157,7 +162,8 @@ impl<T: FftScalar> Stockham<T> {
     /// `out`, with the copy of the loops for `path`: the values are conjugated on the way
     /// in and out when `conj` (the inverse), rounded once to f32 and NaNs made canonical,
     /// exactly as if the row were split, transformed by [`Stockham::forward`] and joined.
-    pub(crate) fn forward_interleaved(
+    #[doc(hidden)]
+    pub fn forward_interleaved(
         &self,
         path: VectorPath,
         input: Option<&[Complex32]>,
@@ -183,7 +189,8 @@ impl<T: FftScalar> Stockham<T> {
     /// [`Stockham::forward_interleaved`] of a real row (forward direction): the bits of
     /// the forward transform of the complex row with +0 imaginary parts, without building
     /// it (the first stage reads the real values).
-    pub(crate) fn forward_real(
+    #[doc(hidden)]
+    pub fn forward_real(
         &self,
         path: VectorPath,
         input: &[f32],
@@ -1113,7 +1120,8 @@ unsafe fn stage_pair_r<T: FftScalar, L: Lanes<T>, S, D>(
 /// All stages, ping-ponging between the data and the scratch buffers; the result is
 /// copied back into the data buffers when the stage count is odd.
 #[inline(always)]
-pub(crate) fn execute_portable<T: FftScalar>(
+#[doc(hidden)]
+pub fn execute_portable<T: FftScalar>(
     plan: &Stockham<T>,
     re: &mut [T],
     im: &mut [T],

@@ -15,7 +15,8 @@ use super::scalar::FftScalar;
 use super::twiddles::twiddle;
 
 #[derive(Clone, Debug)]
-pub(crate) struct DftGemm<T> {
+#[doc(hidden)]
+pub struct DftGemm<T> {
     pub n: usize,
     /// W row-major, n x n.
     pub w_re: Vec<T>,

@@ -46,13 +46,16 @@
 use super::scalar::{Cx, FftScalar};
 
 /// Slices per operand.
-pub(crate) const SLICES: usize = 4;
+#[doc(hidden)]
+pub const SLICES: usize = 4;
 /// Magnitude bits of a digit: |d| <= 2^7.
-pub(crate) const DIGIT_BITS: u32 = 7;
+#[doc(hidden)]
+pub const DIGIT_BITS: u32 = 7;
 
 /// The bit budget of one slice product of length k: true when every partial sum is an
 /// integer exactly representable in f32.
-pub(crate) const fn products_are_exact(k: usize) -> bool {
+#[doc(hidden)]
+pub const fn products_are_exact(k: usize) -> bool {
     // ceil(log2 k)
     let k = if k == 0 { 1 } else { k };
     let log2k = usize::BITS - (k - 1).leading_zeros();
@@ -76,7 +79,8 @@ fn rint(t: f32) -> f32 {
 /// e with 2^(e-1) <= m < 2^e for a finite m > 0 (from the exponent bits; subnormals
 /// included).
 #[inline(always)]
-pub(crate) fn scale_exponent(m: f32) -> i32 {
+#[doc(hidden)]
+pub fn scale_exponent(m: f32) -> i32 {
     let b = m.to_bits();
     let biased = (b >> 23) as i32;
     if biased == 0 {
@@ -90,7 +94,8 @@ pub(crate) fn scale_exponent(m: f32) -> i32 {
 
 /// The matrix, cut once at plan time: `digits[i][r * k + c]`, row-major rows x k.
 #[derive(Clone, Debug)]
-pub(crate) struct SlicedMatrix {
+#[doc(hidden)]
+pub struct SlicedMatrix {
     pub rows: usize,
     pub k: usize,
     pub digits: Vec<Vec<f32>>,
@@ -225,7 +230,8 @@ pub fn w8_digits_for_tests() -> Vec<Vec<f32>> {
 }
 
 /// The 8-point DFT matrix cut into slices, as the 16 x 16 real matrix on [re; im].
-pub(crate) fn w8() -> SlicedMatrix {
+#[doc(hidden)]
+pub fn w8() -> SlicedMatrix {
     let (re, im): (Vec<f64>, Vec<f64>) = (0..64u64)
         .map(|idx| super::twiddles::twiddle::<f64>((idx / 8) * (idx % 8), 8))
         .unzip();
@@ -235,7 +241,8 @@ pub(crate) fn w8() -> SlicedMatrix {
 /// The Ozaki product of a sliced matrix with complex values in any FFT type: f32 only (the
 /// planner never pairs Ozaki with f64).
 #[inline(always)]
-pub(crate) fn apply_sliced<T: FftScalar>(w: &SlicedMatrix, v: &mut [Cx<T>]) {
+#[doc(hidden)]
+pub fn apply_sliced<T: FftScalar>(w: &SlicedMatrix, v: &mut [Cx<T>]) {
     match T::as_f32_values(v) {
         Some(v) => apply_complex(w, v),
         None => unreachable!("Ozaki products run in f32 only"),
@@ -243,7 +250,8 @@ pub(crate) fn apply_sliced<T: FftScalar>(w: &SlicedMatrix, v: &mut [Cx<T>]) {
 }
 
 /// Applies a sliced complex matrix (2m x 2m real) to m complex values in place.
-pub(crate) fn apply_complex(w: &SlicedMatrix, v: &mut [Cx<f32>]) {
+#[doc(hidden)]
+pub fn apply_complex(w: &SlicedMatrix, v: &mut [Cx<f32>]) {
     let m = v.len();
     let mut x = [0f32; 32];
     let mut y = [0f32; 32];

@@ -23,7 +23,8 @@ use super::stockham::Stockham;
 use super::twiddles::chirp_dd;
 
 #[derive(Clone, Debug)]
-pub(crate) struct Bluestein<T> {
+#[doc(hidden)]
+pub struct Bluestein<T> {
     pub n: usize,
     pub m: usize,
     pub chirp_re: Vec<T>,

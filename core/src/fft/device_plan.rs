@@ -146,9 +146,9 @@ pub enum Step {
 /// A plan as kernel launches and flat tables (see the module comment).
 ///
 /// ```rust
-/// # fn main() -> candle_core::Result<()> {
-/// use candle_repro::fft::device_plan::Step;
-/// use candle_repro::fft::{FftPlan, Precision};
+/// # fn main() -> repro_core::Result<()> {
+/// use repro_core::fft::device_plan::Step;
+/// use repro_core::fft::{FftPlan, Precision};
 ///
 /// // n = 8 is one DFT-GEMM: W's 64 real parts then its 64 imaginary parts.
 /// let dp = FftPlan::new(8, Precision::F32)?.device_plan();

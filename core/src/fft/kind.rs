@@ -50,8 +50,8 @@ impl FftKind {
 /// (IEEE division, see the module documentation); a CUDA path must do the same.
 ///
 /// ```rust
-/// use candle_repro::fft::Norm;
-/// use candle_repro::ops::fft::{FftKind, norm_divisor};
+/// use repro_core::fft::Norm;
+/// use repro_core::fft::kind::{FftKind, norm_divisor};
 ///
 /// assert_eq!(norm_divisor(FftKind::Fft, Norm::Backward, 8), None);
 /// assert_eq!(norm_divisor(FftKind::Irfft, Norm::Backward, 8), Some(8.0));

@@ -11,7 +11,8 @@ use crate::math::dd::{DD, round_odd};
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
 /// A real type the FFT stages are generic over.
-pub(crate) trait FftScalar:
+#[doc(hidden)]
+pub trait FftScalar:
     Copy
     + Default
     + Send
@@ -42,12 +43,14 @@ pub(crate) trait FftScalar:
 }
 
 /// Number of odd-radix butterfly constants.
-pub(crate) const BFLY_LEN: usize = 12;
+#[doc(hidden)]
+pub const BFLY_LEN: usize = 12;
 
 /// Index of C_R_1 = cos(2 pi / R) in [`FftScalar::BFLY`]; S_R_k = sin(2 pi k / R) follows
 /// the (R - 1) / 2 cosines: `BFLY[bfly_cos(R) + k - 1]` is C_R_k and
 /// `BFLY[bfly_cos(R) + (R - 1) / 2 + k - 1]` is S_R_k.
-pub(crate) const fn bfly_cos(radix: usize) -> usize {
+#[doc(hidden)]
+pub const fn bfly_cos(radix: usize) -> usize {
     match radix {
         3 => 0,
         5 => 2,
@@ -61,7 +64,8 @@ pub(crate) const fn bfly_cos(radix: usize) -> usize {
 /// arithmetic), pasted; `tests/fft_butterfly_consts.rs` checks these lines against the
 /// generator and against `kernels/fft/butterflies.cuh`, and a unit test below against the
 /// crate's double-double twiddles.
-pub(crate) const BFLY_F32_BITS: [u32; BFLY_LEN] = [
+#[doc(hidden)]
+pub const BFLY_F32_BITS: [u32; BFLY_LEN] = [
     0xBF00_0000, // C3_1 = cos(2 pi 1/3) = -0.5
     0x3F5D_B3D7, // S3_1 = sin(2 pi 1/3) = 0.86602540378443864676
     0x3E9E_377A, // C5_1 = cos(2 pi 1/5) = 0.3090169943749474241
@@ -77,7 +81,8 @@ pub(crate) const BFLY_F32_BITS: [u32; BFLY_LEN] = [
 ];
 
 /// The same constants rounded to nearest f64.
-pub(crate) const BFLY_F64_BITS: [u64; BFLY_LEN] = [
+#[doc(hidden)]
+pub const BFLY_F64_BITS: [u64; BFLY_LEN] = [
     0xBFE0_0000_0000_0000, // C3_1 = cos(2 pi 1/3)
     0x3FEB_B67A_E858_4CAA, // S3_1 = sin(2 pi 1/3)
     0x3FD3_C6EF_372F_E950, // C5_1 = cos(2 pi 1/5)
@@ -115,7 +120,8 @@ const fn bfly_f64() -> [f64; BFLY_LEN] {
 /// A complex value in registers (the buffers themselves are split re / im arrays); its
 /// arithmetic is in `butterflies`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct Cx<T> {
+#[doc(hidden)]
+pub struct Cx<T> {
     pub re: T,
     pub im: T,
 }

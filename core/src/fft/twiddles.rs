@@ -12,14 +12,16 @@ use crate::math::dd::DD;
 use crate::math::trig::sincos_dd_of_turns;
 
 /// (cos, -sin) of 2 pi k / n as double-doubles, k reduced modulo n in integers.
-pub(crate) fn twiddle_dd(k: u64, n: u64) -> (DD, DD) {
+#[doc(hidden)]
+pub fn twiddle_dd(k: u64, n: u64) -> (DD, DD) {
     let k = k % n;
     let (s, c) = sincos_dd_of_turns(k, n);
     (c, s.neg())
 }
 
 /// w_n^k = exp(-2 pi i k / n) rounded once to `T`, as (re, im).
-pub(crate) fn twiddle<T: FftScalar>(k: u64, n: u64) -> (T, T) {
+#[doc(hidden)]
+pub fn twiddle<T: FftScalar>(k: u64, n: u64) -> (T, T) {
     let (c, s) = twiddle_dd(k, n);
     (T::from_dd(c), T::from_dd(s))
 }
@@ -33,7 +35,8 @@ pub fn probe_twiddle(k: u64, n: u64) -> ((f32, f32), (f64, f64)) {
 
 /// The chirp exp(-pi i j^2 / n) of Bluestein's algorithm: j^2 is reduced modulo 2n in
 /// integers (exact for any j < 2^32), so large j lose nothing to the angle.
-pub(crate) fn chirp_dd(j: u64, n: u64) -> (DD, DD) {
+#[doc(hidden)]
+pub fn chirp_dd(j: u64, n: u64) -> (DD, DD) {
     let two_n = 2 * n as u128;
     let q = ((j as u128 * j as u128) % two_n) as u64;
     // pi j^2 / n = 2 pi (j^2 mod 2n) / 2n.
@@ -42,7 +45,8 @@ pub(crate) fn chirp_dd(j: u64, n: u64) -> (DD, DD) {
 }
 
 /// Split (re, im) tables of w_n^(k * stride) for k in 0..len.
-pub(crate) fn table<T: FftScalar>(len: usize, stride: u64, n: u64) -> (Vec<T>, Vec<T>) {
+#[doc(hidden)]
+pub fn table<T: FftScalar>(len: usize, stride: u64, n: u64) -> (Vec<T>, Vec<T>) {
     (0..len as u64)
         .map(|k| twiddle::<T>((k * stride) % n, n))
         .unzip()

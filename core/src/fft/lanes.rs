@@ -13,17 +13,20 @@ const CANONICAL_NAN: f32 = f32::from_bits(0x7FC0_0000);
 
 /// `v`, or the canonical quiet NaN 0x7FC00000 for any NaN (every FFT output's NaN).
 #[inline(always)]
-pub(crate) fn canonical(v: f32) -> f32 {
+#[doc(hidden)]
+pub fn canonical(v: f32) -> f32 {
     if v.is_nan() { CANONICAL_NAN } else { v }
 }
 
 /// Most lanes of any vector type (64 bytes of f32).
-pub(crate) const MAX_LANES: usize = 16;
+#[doc(hidden)]
+pub const MAX_LANES: usize = 16;
 
 /// A vector of `W` values of T. Its +, -, * and negation apply the scalar IEEE operation
 /// to every lane (never fused), so each lane computes exactly the scalar DAG: the vector
 /// width changes the speed, never a bit.
-pub(crate) trait Lanes<T: FftScalar>: Arith {
+#[doc(hidden)]
+pub trait Lanes<T: FftScalar>: Arith {
     const W: usize;
     /// The vector of half as many lanes that the same instruction-set copy can run (one
     /// lane below the narrowest x86 type, and for the portable `V`): the width a
@@ -125,7 +128,8 @@ fn zip_lanes<T: FftScalar, L: Lanes<T>, const G: usize>(a: L, o: L, c0: usize) -
 /// Lanes as a plain array (the copy for targets without the x86 types below).
 #[derive(Clone, Copy)]
 #[allow(dead_code)]
-pub(crate) struct V<T, const W: usize>([T; W]);
+#[doc(hidden)]
+pub struct V<T, const W: usize>([T; W]);
 
 macro_rules! lane_op {
     ($tr:ident, $f:ident, $op:tt) => {
@@ -191,7 +195,8 @@ impl<T: FftScalar, const W: usize> Lanes<T> for V<T, W> {
 /// sign bit (what scalar negation is). They are `#[inline(always)]` wrappers, used only
 /// inside the `#[target_feature]` copies that have the instructions.
 #[cfg(target_arch = "x86_64")]
-pub(crate) mod x86 {
+#[doc(hidden)]
+pub mod x86 {
     use super::{Arith, BFLY_LEN, Cx, Lanes, V};
     use num_complex::Complex32;
     use std::arch::x86_64::*;
@@ -200,7 +205,8 @@ pub(crate) mod x86 {
         ($name:ident, $t:ty, $w:expr, $half:ty, $v:ty, $add:ident, $sub:ident, $mul:ident,
          $neg:expr, { $($extra:tt)* }) => {
             #[derive(Clone, Copy)]
-            pub(crate) struct $name($v);
+            #[doc(hidden)]
+            pub struct $name($v);
 
             impl std::ops::Add for $name {
                 type Output = Self;

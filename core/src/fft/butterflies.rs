@@ -57,7 +57,8 @@ use std::ops::{Add, Mul, Neg, Sub};
 /// Implemented by the scalar types (f32, f64) and by the Stockham stages' lane vectors
 /// (stockham.rs), which apply the same scalar operation to every lane, so a lane's bits
 /// are those of the scalar DAG.
-pub(crate) trait Arith:
+#[doc(hidden)]
+pub trait Arith:
     Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Neg<Output = Self>
 {
     /// 1/sqrt(2) rounded to nearest (`FftScalar::FRAC_1_SQRT_2`, in every lane).
@@ -71,8 +72,12 @@ impl<T: FftScalar> Arith for T {
     const BFLY: [T; BFLY_LEN] = T::BFLY;
 }
 
-pub(crate) use super::scalar::Cx;
+#[doc(hidden)]
+pub use super::scalar::Cx;
 
+// Named steps of the butterflies' operation DAGs (each one rounding per component), not
+// operator overloads: the DAGs read as the fixed sequence the CUDA mirror evaluates.
+#[allow(clippy::should_implement_trait)]
 impl<T: Arith> Cx<T> {
     #[inline(always)]
     pub fn new(re: T, im: T) -> Self {
@@ -102,14 +107,16 @@ impl<T: Arith> Cx<T> {
 }
 
 #[inline(always)]
-pub(crate) fn dft2<T: Arith>(v: &mut [Cx<T>; 2]) {
+#[doc(hidden)]
+pub fn dft2<T: Arith>(v: &mut [Cx<T>; 2]) {
     let (a, b) = (v[0], v[1]);
     v[0] = a.add(b);
     v[1] = a.sub(b);
 }
 
 #[inline(always)]
-pub(crate) fn dft4<T: Arith>(v: &mut [Cx<T>; 4]) {
+#[doc(hidden)]
+pub fn dft4<T: Arith>(v: &mut [Cx<T>; 4]) {
     let p0 = v[0].add(v[2]);
     let p1 = v[0].sub(v[2]);
     let p2 = v[1].add(v[3]);
@@ -121,7 +128,8 @@ pub(crate) fn dft4<T: Arith>(v: &mut [Cx<T>; 4]) {
 }
 
 #[inline(always)]
-pub(crate) fn dft8<T: Arith>(v: &mut [Cx<T>; 8]) {
+#[doc(hidden)]
+pub fn dft8<T: Arith>(v: &mut [Cx<T>; 8]) {
     let c = T::W8_C;
     let mut a = [
         v[0].add(v[4]),
@@ -144,7 +152,8 @@ pub(crate) fn dft8<T: Arith>(v: &mut [Cx<T>; 8]) {
 
 /// DFT_R for an odd radix R = 3, 5 or 7: the symmetric DAG of the module comment.
 #[inline(always)]
-pub(crate) fn dft_odd<T: Arith, const R: usize>(v: &mut [Cx<T>; R]) {
+#[doc(hidden)]
+pub fn dft_odd<T: Arith, const R: usize>(v: &mut [Cx<T>; R]) {
     let m = (R - 1) / 2;
     let c0 = bfly_cos(R);
     let x0 = v[0];
@@ -185,7 +194,8 @@ pub(crate) fn dft_odd<T: Arith, const R: usize>(v: &mut [Cx<T>; R]) {
 
 /// The radix-R DFT of `v` (R = 2, 3, 4, 5, 7 or 8).
 #[inline(always)]
-pub(crate) fn dft<T: Arith, const R: usize>(v: &mut [Cx<T>; R]) {
+#[doc(hidden)]
+pub fn dft<T: Arith, const R: usize>(v: &mut [Cx<T>; R]) {
     // The casts are between identical types once R is fixed; `match` on a constant
     // disappears after monomorphization.
     match R {
