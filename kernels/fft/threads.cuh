@@ -168,7 +168,7 @@ RM_FN void thread_op_take_half(size_t tid, size_t n, size_t half, int has_d, flo
     out[2 * tid + 1] = op_scaled(z[1], has_d, d);
 }
 
-// fft::ops hermitian_row, value k <= n/2 before the mirror: x_k (0 beyond m), imaginary
+// repro_core::fft::rows hermitian_row, value k <= n/2 before the mirror: x_k (0 beyond m), imaginary
 // parts of X_0 and (n even) X_{n/2} set to +0.
 RM_FN void op_hermitian_low(const float* x, size_t m, size_t n, size_t k, float* re, float* im) {
     float a = 0.0f, b = 0.0f;

@@ -621,8 +621,8 @@ fn launch_step<D: Device + ?Sized>(
 }
 
 /// The forward pass of the candle FFT ops ([`crate::fft::fft`], `ifft`, `rfft`, `irfft`)
-/// on a device (dimensions as the op checks them): the CPU op's steps (src/fft/ops.rs
-/// `FftOp::cpu`) with the same arithmetic: rfft transforms x + 0i and keeps the first
+/// on a device (dimensions as the op checks them): the CPU op's steps (core/src/fft/rows.rs
+/// `transform`) with the same arithmetic: rfft transforms x + 0i and keeps the first
 /// n/2 + 1 outputs, irfft extends the half spectrum Hermitian, transforms it inversely and
 /// keeps the real parts, and the outputs are divided by the op's [`norm_divisor`] (one IEEE
 /// division per value, canonical NaN). A strided input is first gathered on the device.

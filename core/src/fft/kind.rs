@@ -1,5 +1,5 @@
 //! What an FFT op computes: the transform ([`FftKind`]) and numpy's normalization
-//! ([`Norm`], applied as [`norm_divisor`]). Shared by the CPU ops (`ops.rs`) and the device
+//! ([`Norm`], applied as [`norm_divisor`]). Shared by the CPU rows (`rows.rs`) and the device
 //! half (`cuda.rs`), so neither half imports the other.
 
 /// numpy's normalization modes (`norm=` of `numpy.fft`).

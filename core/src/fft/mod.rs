@@ -1,7 +1,9 @@
 //! A deterministic complex FFT over plain slices: the same output bits on every CPU and in
-//! candle-repro's CUDA mirror. The adapters' tensor ops (candle-repro's `fft`, `ifft`,
-//! `rfft`, `irfft`) run these plans.
+//! candle-repro's CUDA mirror.
 //!
+//! * [`rows::transform`]: numpy's `fft`, `ifft`, `rfft` and `irfft` over
+//!   the rows of a row-major buffer, with numpy's [`Norm`]; the CPU op of both adapters
+//!   (candle-repro's `fft::fft`, ..., burn-repro's `rfft`, ...).
 //! * [`FftPlan`]: a plan for length n at a [`Precision`], transforming
 //!   `num_complex::Complex32` buffers (any number of rows of n) in place or out of place;
 //!   [`plan::cached_plan`] shares one plan per (n, precision) in the process.
@@ -26,6 +28,7 @@ pub mod kind;
 pub mod lanes;
 pub mod ozaki;
 pub mod plan;
+pub mod rows;
 #[doc(hidden)]
 pub mod scalar;
 pub mod stockham;
