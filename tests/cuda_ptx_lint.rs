@@ -206,18 +206,29 @@ fn ptx_assembles_for_sm80_and_sm90() {
     for (module, ptx) in PTX_MODULES {
         let src = dir.join(format!("{module}.ptx"));
         std::fs::write(&src, ptx).unwrap();
-        for arch in ["sm_80", "sm_90"] {
-            let out = dir.join(format!("{module}.{arch}.cubin"));
-            let res = Command::new(ptxas())
-                .arg(format!("-arch={arch}"))
-                .arg("-v")
-                .arg(&src)
-                .arg("-o")
-                .arg(&out)
-                .output()
-                .unwrap_or_else(|e| {
-                    panic!("cannot run ptxas ({e}); source .venv-cuda/cuda-env.sh")
-                });
+        // Both architectures at once: ptxas is single-threaded, and this test is the
+        // longest step of CI (about 7 minutes run one after the other on 2 cores).
+        let runs: Vec<_> = ["sm_80", "sm_90"]
+            .into_iter()
+            .map(|arch| {
+                let out = dir.join(format!("{module}.{arch}.cubin"));
+                let child = Command::new(ptxas())
+                    .arg(format!("-arch={arch}"))
+                    .arg("-v")
+                    .arg(&src)
+                    .arg("-o")
+                    .arg(&out)
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap_or_else(|e| {
+                        panic!("cannot run ptxas ({e}); source .venv-cuda/cuda-env.sh")
+                    });
+                (arch, child)
+            })
+            .collect();
+        for (arch, child) in runs {
+            let res = child.wait_with_output().unwrap();
             let log = String::from_utf8_lossy(&res.stderr);
             assert!(
                 res.status.success(),
