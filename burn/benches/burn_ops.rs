@@ -110,6 +110,59 @@ fn bench(c: &mut Criterion) {
         });
         g.finish();
     }
+
+    // The FFT over 256 rows of 1024 (the last dimension): the real transform (its output
+    // split into two parts), and the complex one (its two parts interleaved first), against
+    // the core's rows on an interleaved buffer, as candle-repro's op runs them.
+    use repro_core::fft::kind::FftKind;
+    use repro_core::fft::{Norm, Precision};
+    let (rows, len) = (256, 1024);
+    let re = Tensor::<2>::from_data(
+        TensorData::new(v[..rows * len].to_vec(), [rows, len]),
+        &device,
+    );
+    let im = Tensor::<2>::from_data(
+        TensorData::new(v[rows * len..2 * rows * len].to_vec(), [rows, len]),
+        &device,
+    );
+    let mut g = c.benchmark_group("rfft f32 256 x 1024");
+    g.sample_size(20);
+    g.bench_function("burn-repro on Flex", |b| {
+        b.iter(|| black_box(burn_repro::rfft(black_box(re.clone()), 1, None).unwrap()))
+    });
+    g.bench_function("slice rows (repro-core)", |b| {
+        b.iter(|| {
+            black_box(fft_slice(
+                FftKind::Rfft,
+                len,
+                black_box(&v[..rows * len]),
+                &[rows, len],
+            ))
+        })
+    });
+    g.finish();
+    let interleaved: Vec<f32> = v[..2 * rows * len].to_vec();
+    let mut g = c.benchmark_group("cfft f32 256 x 1024");
+    g.sample_size(20);
+    g.bench_function("burn-repro on Flex", |b| {
+        b.iter(|| black_box(burn_repro::cfft(black_box(re.clone()), im.clone(), 1, None).unwrap()))
+    });
+    g.bench_function("slice rows (repro-core)", |b| {
+        b.iter(|| {
+            black_box(fft_slice(
+                FftKind::Fft,
+                len,
+                black_box(&interleaved),
+                &[rows, len, 2],
+            ))
+        })
+    });
+    g.finish();
+
+    fn fft_slice(kind: FftKind, n: usize, x: &[f32], dims: &[usize]) -> Vec<f32> {
+        repro_core::fft::rows::transform(kind, n, Norm::Backward, Precision::F32, x.into(), dims)
+            .unwrap()
+    }
 }
 
 /// The core's product of x (m, k) by w^T, w stored (n, k), as the adapters call it.

@@ -12,7 +12,12 @@
 //!   output correctly rounded;
 //! * rotary position embeddings: [`rope_tables`] (transformers' tables for a
 //!   [`RopeConfig`], the transcendental steps correctly rounded) and the rotations [`rope`],
-//!   [`rope_i`] and [`rope_thd`] (candle_nn's three layouts), each output rounded once.
+//!   [`rope_i`] and [`rope_thd`] (candle_nn's three layouts), each output rounded once;
+//! * [`matmul`] and [`linear`]: each output the exact sum of products (plus the bias)
+//!   rounded once;
+//! * the FFT along a dimension with burn-signal's signatures, for every length: [`rfft`],
+//!   [`irfft`], [`cfft`] and [`icfft`] (f32; numpy's [`Norm`] and the transform's
+//!   [`Precision`] in the `*_with` variants).
 //!
 //! NaN outputs are the canonical quiet NaN. The definitions, their error bounds and the
 //! special rows are `repro-core`'s (`repro_core::softmax`, `repro_core::norm`,
@@ -41,7 +46,7 @@
 //!   (the bits of candle-repro's backward ops: order-free sums for softmax, one fixed f64
 //!   sequence for the norms); the gradients reach Burn's graph as Flex primitives. Tensors
 //!   that take no part in a recorded graph are computed on the inner backend and returned
-//!   on the autodiff device. The elementwise functions have no backward pass (nor in
+//!   on the autodiff device. The elementwise functions and the FFT have no backward pass (nor in
 //!   candle-repro): a tracked input is refused ([`Error::NoBackward`]) rather than
 //!   silently cut from the graph; so is a tracked tensor over another backend than Flex.
 //!
@@ -54,6 +59,7 @@
 mod autodiff;
 mod elementwise;
 mod error;
+mod fft;
 mod flex;
 mod matmul;
 mod norm;
@@ -62,8 +68,10 @@ mod softmax;
 
 pub use elementwise::*;
 pub use error::Error;
+pub use fft::{cfft, cfft_with, icfft, icfft_with, irfft, irfft_with, rfft, rfft_with};
 pub use matmul::{linear, matmul};
 pub use norm::{layer_norm, layer_norm_no_bias, rms_norm};
+pub use repro_core::fft::{Norm, Precision};
 pub use repro_core::rope::{RopeConfig, RopeFreqs, RopeLayout, RopeScaling};
 pub use rope::{rope, rope_freqs, rope_fused, rope_i, rope_tables, rope_thd};
 pub use softmax::{log_softmax, softmax};
