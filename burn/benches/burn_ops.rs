@@ -147,6 +147,23 @@ fn bench(c: &mut Criterion) {
     g.bench_function("burn-repro on Flex", |b| {
         b.iter(|| black_box(burn_repro::cfft(black_box(re.clone()), im.clone(), 1, None).unwrap()))
     });
+    g.bench_function("slice parts (repro-core)", |b| {
+        b.iter(|| {
+            black_box(
+                repro_core::fft::rows::complex_parts(
+                    FftKind::Fft,
+                    None,
+                    Norm::Backward,
+                    Precision::F32,
+                    rows,
+                    len,
+                    black_box(&v[..rows * len]),
+                    Some(&v[rows * len..2 * rows * len]),
+                )
+                .unwrap(),
+            )
+        })
+    });
     g.bench_function("slice rows (repro-core)", |b| {
         b.iter(|| {
             black_box(fft_slice(

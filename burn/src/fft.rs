@@ -1,17 +1,17 @@
 //! The FFT along a dimension, with burn-signal's signatures (`rfft`, `irfft`, `cfft`: a
 //! complex tensor is two real tensors, its real and imaginary parts) and numpy's semantics
 //! for every length 1 ..= 2^20, not only powers of two. Each op is the core's
-//! [`repro_core::fft::rows::transform`], the CPU op of candle-repro's `fft` module too: the
-//! same bits as candle-repro's `rfft`, `irfft`, `fft` and `ifft` for the same values, on
-//! every CPU, vector width and thread count.
+//! [`repro_core::fft::rows::complex_parts`] or [`repro_core::fft::rows::irfft_parts`]: the
+//! plan calls and the scaling of [`repro_core::fft::rows::transform`], candle-repro's CPU
+//! op, so the same bits as candle-repro's `rfft`, `irfft`, `fft` and `ifft` for the same
+//! values, on every CPU, vector width and thread count.
 //!
-//! The transform's dimension is swapped to the end and back (a permutation: exact), the
+//! The transform's dimension is swapped to the end and back (a permutation: exact), and the
 //! rows are read in place from the Flex primitive (made contiguous first when they are
-//! not), and, because the core's rows hold complex values as interleaved (re, im) pairs,
-//! the two parts of a complex input are interleaved into one buffer (one pass, which the
-//! transform then overwrites in place) and a complex output is split into its two parts
-//! (one more pass). f32 only, as candle-repro's FFT: the transforms compute in f32 with
-//! correctly rounded twiddles.
+//! not). The two parts of a complex tensor are interleaved into the transform's working rows
+//! and split out of them task by task, while the rows are in cache, so the separate parts
+//! cost no extra pass over memory. f32 only, as candle-repro's FFT: the transforms compute
+//! in f32 with correctly rounded twiddles.
 
 use crate::Error;
 use crate::flex::{check_same, contiguous, from_flex, from_vec, to_flex, values};
@@ -20,7 +20,6 @@ use burn_tensor::{AsIndex, DType, Tensor};
 use repro_core::fft::kind::FftKind;
 use repro_core::fft::rows;
 use repro_core::fft::{Norm, Precision};
-use std::borrow::Cow;
 
 /// The transform's dimension as an index, for an f32 tensor of rank D.
 fn checked_dim<const D: usize>(
@@ -116,58 +115,16 @@ impl Rows {
     }
 }
 
-/// Each row of `x` truncated or zero-padded to `n` values (numpy's `n=`): `x` itself when
-/// the rows have length n.
-fn fit_rows(x: &Rows, n: usize) -> Cow<'_, [f32]> {
-    let len = x.len();
-    if len == n {
-        return Cow::Borrowed(x.values());
-    }
-    let keep = len.min(n);
-    let mut out = vec![0f32; x.count() * n];
-    if keep > 0 {
-        for (o, r) in out.chunks_exact_mut(n).zip(x.values().chunks_exact(len)) {
-            o[..keep].copy_from_slice(&r[..keep]);
-        }
-    }
-    Cow::Owned(out)
-}
-
-/// The complex rows (re, im interleaved) of two parts of the same shape, each row
-/// truncated or zero-padded to `n` complex values.
-fn interleave_rows(re: &Rows, im: &Rows, n: usize) -> Vec<f32> {
-    let len = re.len();
-    let keep = len.min(n);
-    let mut out = vec![0f32; re.count() * 2 * n];
-    if keep > 0 {
-        let rows = re
-            .values()
-            .chunks_exact(len)
-            .zip(im.values().chunks_exact(len));
-        for (o, (r, i)) in out.chunks_exact_mut(2 * n).zip(rows) {
-            for (pair, (&a, &b)) in o[..2 * keep].chunks_exact_mut(2).zip(r.iter().zip(i)) {
-                pair[0] = a;
-                pair[1] = b;
-            }
-        }
-    }
-    out
-}
-
-/// The real and imaginary parts of interleaved complex values.
-fn split(v: &[f32]) -> (Vec<f32>, Vec<f32>) {
-    v.chunks_exact(2).map(|p| (p[0], p[1])).unzip()
-}
-
-/// The two parts of a complex result with dimensions `dims` (last one the transform's),
-/// where the input came from, with the transform's dimension back at `dim`.
+/// The two parts of a complex result, rows of `len` values, where the input came from,
+/// with the transform's dimension back at `dim`.
 fn complex_out<const D: usize>(
-    v: &[f32],
-    dims: Vec<usize>,
+    (re, im): (Vec<f32>, Vec<f32>),
+    rows: &Rows,
+    len: usize,
     home: &crate::flex::Home,
     dim: usize,
 ) -> (Tensor<D>, Tensor<D>) {
-    let (re, im) = split(v);
+    let dims = rows.dims_with(&[len]);
     let part = |v: Vec<f32>| {
         let t: Tensor<D> = from_flex(from_vec(v, dims.clone().into()), home);
         to_last(t, dim)
@@ -194,12 +151,19 @@ fn real_forward<const D: usize>(
     let (p, home) = to_flex(op, to_last(x, dim))?;
     let rows = Rows::of(p);
     let n = n.unwrap_or(rows.len());
-    let dims = rows.dims_with(&[n]);
-    rows::check_dims(FftKind::Rfft, &dims, None).map_err(invalid(op))?;
-    let input = fit_rows(&rows, n);
-    let out =
-        rows::transform(FftKind::Rfft, n, norm, precision, input, &dims).map_err(invalid(op))?;
-    Ok(complex_out(&out, rows.dims_with(&[n / 2 + 1]), &home, dim))
+    let (kind, count, len) = (FftKind::Rfft, rows.count(), rows.len());
+    let parts = rows::complex_parts(
+        kind,
+        Some(n),
+        norm,
+        precision,
+        count,
+        len,
+        rows.values(),
+        None,
+    )
+    .map_err(invalid(op))?;
+    Ok(complex_out(parts, &rows, n / 2 + 1, &home, dim))
 }
 
 fn real_inverse<const D: usize>(
@@ -222,11 +186,9 @@ fn real_inverse<const D: usize>(
     let (pr, home) = to_flex(op, to_last(re, dim))?;
     let (pi, _) = to_flex(op, to_last(im, dim))?;
     let (re, im) = (Rows::of(pr), Rows::of(pi));
-    let m = re.len();
-    let dims = re.dims_with(&[m, 2]);
-    let n = rows::check_dims(FftKind::Irfft, &dims, n).map_err(invalid(op))?;
-    let input = interleave_rows(&re, &im, m);
-    let out = rows::transform(FftKind::Irfft, n, norm, precision, Cow::Owned(input), &dims)
+    let (count, m) = (re.count(), re.len());
+    let n = rows::check_dims(FftKind::Irfft, &re.dims_with(&[m, 2]), n).map_err(invalid(op))?;
+    let out = rows::irfft_parts(Some(n), norm, precision, count, m, re.values(), im.values())
         .map_err(invalid(op))?;
     let t: Tensor<D> = from_flex(from_vec(out, re.dims_with(&[n]).into()), &home);
     Ok(to_last(t, dim))
@@ -256,12 +218,19 @@ fn complex<const D: usize>(
     let (pi, _) = to_flex(op, to_last(im, dim))?;
     let (re, im) = (Rows::of(pr), Rows::of(pi));
     let n = n.unwrap_or(re.len());
-    let dims = re.dims_with(&[n, 2]);
-    rows::check_dims(kind, &dims, None).map_err(invalid(op))?;
-    let input = interleave_rows(&re, &im, n);
-    let out =
-        rows::transform(kind, n, norm, precision, Cow::Owned(input), &dims).map_err(invalid(op))?;
-    Ok(complex_out(&out, re.dims_with(&[n]), &home, dim))
+    let (count, len) = (re.count(), re.len());
+    let parts = rows::complex_parts(
+        kind,
+        Some(n),
+        norm,
+        precision,
+        count,
+        len,
+        re.values(),
+        Some(im.values()),
+    )
+    .map_err(invalid(op))?;
+    Ok(complex_out(parts, &re, n, &home, dim))
 }
 
 /// The real FFT along `dim` (burn-signal's `rfft`, for any length): X_k = sum_j x_j

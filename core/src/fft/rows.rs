@@ -338,12 +338,17 @@ fn write_all<'a>(dst: &'a mut [MaybeUninit<f32>], src: &[f32]) -> &'a mut [f32] 
 /// (m values): X_k = x_k for k <= n/2 (0 beyond m), imaginary parts of X_0 and (n even)
 /// X_{n/2} zeroed, X_{n-k} = conj(X_k).
 fn hermitian_row(x: &[f32], out: &mut [Complex32]) {
+    hermitian_from(x.len() / 2, |k| Complex32::new(x[2 * k], x[2 * k + 1]), out)
+}
+
+/// [`hermitian_row`] with the half spectrum's m values given by `x(k)`.
+#[inline(always)]
+fn hermitian_from(m: usize, x: impl Fn(usize) -> Complex32, out: &mut [Complex32]) {
     let n = out.len();
-    let m = x.len() / 2;
     let half = n / 2;
     let take = m.min(half + 1);
-    for (o, p) in out[..take].iter_mut().zip(x.chunks_exact(2)) {
-        *o = Complex32::new(p[0], p[1]);
+    for (k, o) in out[..take].iter_mut().enumerate() {
+        *o = x(k);
     }
     out[take..=half].fill(Complex32::new(0.0, 0.0));
     out[0].im = 0.0;
@@ -355,6 +360,168 @@ fn hermitian_row(x: &[f32], out: &mut [Complex32]) {
     for (h, l) in hi.iter_mut().zip(lo[1..n - half].iter().rev()) {
         *h = l.conj();
     }
+}
+
+/// The transform length of `kind` for `rows` rows of `len` values given as parts (see
+/// [`complex_parts`]), checked as [`check_dims`] checks a tensor's, and the parts' lengths.
+fn check_parts(
+    kind: FftKind,
+    n: Option<usize>,
+    rows: usize,
+    len: usize,
+    re: &[f32],
+    im: Option<&[f32]>,
+) -> Result<usize> {
+    let name = kind.name();
+    let n = match kind {
+        FftKind::Rfft => check_dims(kind, &[rows, n.unwrap_or(len)], None)?,
+        FftKind::Fft | FftKind::Ifft => check_dims(kind, &[rows, n.unwrap_or(len), 2], None)?,
+        FftKind::Irfft => check_dims(kind, &[rows, len, 2], n)?,
+    };
+    let want = rows.checked_mul(len);
+    if want != Some(re.len()) || im.is_some_and(|im| im.len() != re.len()) {
+        bail!(
+            "{name}: parts of {} and {:?} values for {rows} rows of {len}",
+            re.len(),
+            im.map(<[f32]>::len)
+        )
+    }
+    if im.is_none() != (kind == FftKind::Rfft) {
+        bail!("{name}: a real input has one part, a complex one two")
+    }
+    Ok(n)
+}
+
+/// The ops with complex outputs (`Fft`, `Ifft`, `Rfft`) on rows given as parts: `rows` rows
+/// of `len` values in `re` and (not for `Rfft`) `im`, each row truncated or zero-padded to
+/// the transform length `n` (numpy's `n=`; default `len`). Returns the output's real and
+/// imaginary parts, `rows` rows of n (n/2 + 1 for `Rfft`) each. The same bits as
+/// [`transform`] on the fitted rows interleaved: the same plan calls and the same scaling,
+/// with the interleaving, the fitting and the split done per task, while the rows are in
+/// cache (an adapter whose complex tensors are two real ones, as Burn's, pays no extra pass
+/// over memory).
+///
+/// ```rust
+/// use repro_core::fft::Norm;
+/// use repro_core::fft::kind::FftKind;
+/// use repro_core::fft::plan::Precision;
+/// use repro_core::fft::rows::complex_parts;
+///
+/// // rfft of (1, 2, 3) zero-padded to n = 4: X_0 = 6, X_1 = -2 - 2i, X_2 = 2.
+/// let (re, im) = complex_parts(FftKind::Rfft, Some(4), Norm::Backward, Precision::F32,
+///                              1, 3, &[1., 2., 3.], None).unwrap();
+/// assert_eq!((re, im), (vec![6., -2., 2.], vec![0., -2., 0.]));
+/// ```
+#[allow(clippy::too_many_arguments)]
+pub fn complex_parts(
+    kind: FftKind,
+    n: Option<usize>,
+    norm: Norm,
+    precision: Precision,
+    rows: usize,
+    len: usize,
+    re: &[f32],
+    im: Option<&[f32]>,
+) -> Result<(Vec<f32>, Vec<f32>)> {
+    if kind == FftKind::Irfft {
+        bail!("irfft: a real output (see irfft_parts)")
+    }
+    let n = check_parts(kind, n, rows, len, re, im)?;
+    let plan = cached_plan(n, precision)?;
+    let d = norm_divisor(kind, norm, n);
+    let rpt = rows_per_task(n);
+    let keep = len.min(n);
+    let out_len = if kind == FftKind::Rfft { n / 2 + 1 } else { n };
+    let mut ore = buffer::uninit::<f32>(rows * out_len);
+    let mut oim = buffer::uninit::<f32>(rows * out_len);
+    ore.par_chunks_mut(rpt * out_len)
+        .zip(oim.par_chunks_mut(rpt * out_len))
+        .enumerate()
+        .try_for_each(|(t, (or, oi))| {
+            let first = t * rpt;
+            let count = or.len() / out_len;
+            with_rows(count * n, |c| {
+                match im {
+                    // The real transform: the plan's real rows, from the input in place when
+                    // no fitting is needed.
+                    None => {
+                        let xs = &re[first * len..(first + count) * len];
+                        if len == n {
+                            plan.forward_real(xs, c)?;
+                        } else {
+                            let mut fitted = vec![0f32; count * n];
+                            if keep > 0 {
+                                for (f, x) in fitted.chunks_exact_mut(n).zip(xs.chunks_exact(len)) {
+                                    f[..keep].copy_from_slice(&x[..keep]);
+                                }
+                            }
+                            plan.forward_real(&fitted, c)?;
+                        }
+                    }
+                    Some(im) => {
+                        for (i, crow) in c.chunks_exact_mut(n).enumerate() {
+                            let at = (first + i) * len;
+                            let (xr, xi) = (&re[at..at + keep], &im[at..at + keep]);
+                            for ((o, &a), &b) in crow.iter_mut().zip(xr).zip(xi) {
+                                *o = Complex32::new(a, b);
+                            }
+                            crow[keep..].fill(Complex32::new(0.0, 0.0));
+                        }
+                        if kind == FftKind::Ifft {
+                            plan.inverse(c)?;
+                        } else {
+                            plan.forward(c)?;
+                        }
+                    }
+                }
+                let rows_out = or
+                    .chunks_exact_mut(out_len)
+                    .zip(oi.chunks_exact_mut(out_len));
+                for ((r, i), crow) in rows_out.zip(c.chunks_exact(n)) {
+                    write_scaled(r, |k| crow[k].re, d);
+                    write_scaled(i, |k| crow[k].im, d);
+                }
+                Ok::<(), Error>(())
+            })
+        })?;
+    // SAFETY: the tasks cover both buffers and write every value of their rows.
+    Ok(unsafe { (buffer::assume_init(ore), buffer::assume_init(oim)) })
+}
+
+/// `Irfft` on a half spectrum given as parts: `rows` rows of `len` values in `re` and `im`;
+/// the real output, `rows` rows of n (default 2 (len - 1)). The same bits as [`transform`]
+/// on the parts interleaved (see [`complex_parts`]).
+pub fn irfft_parts(
+    n: Option<usize>,
+    norm: Norm,
+    precision: Precision,
+    rows: usize,
+    len: usize,
+    re: &[f32],
+    im: &[f32],
+) -> Result<Vec<f32>> {
+    let n = check_parts(FftKind::Irfft, n, rows, len, re, Some(im))?;
+    let plan = cached_plan(n, precision)?;
+    let d = norm_divisor(FftKind::Irfft, norm, n);
+    let rpt = rows_per_task(n);
+    let mut out = buffer::uninit::<f32>(rows * n);
+    out.par_chunks_mut(rpt * n)
+        .enumerate()
+        .try_for_each(|(t, o)| {
+            let first = t * rpt;
+            with_rows(o.len(), |c| {
+                for (i, crow) in c.chunks_exact_mut(n).enumerate() {
+                    let at = (first + i) * len;
+                    let (xr, xi) = (&re[at..at + len], &im[at..at + len]);
+                    hermitian_from(len, |k| Complex32::new(xr[k], xi[k]), crow);
+                }
+                plan.inverse(c)?;
+                write_scaled(o, |k| c[k].re, d);
+                Ok::<(), Error>(())
+            })
+        })?;
+    // SAFETY: the tasks cover the buffer and write every value of their rows.
+    Ok(unsafe { buffer::assume_init(out) })
 }
 
 #[cfg(test)]
