@@ -132,26 +132,50 @@ fn complex_out<const D: usize>(
     (part(re), part(im))
 }
 
-fn real_forward<const D: usize>(
+/// The rows of a tensor (and of its imaginary part, when complex) with dimension `dim`
+/// last, and where they came from.
+fn load<const D: usize>(
     op: &'static str,
-    x: Tensor<D>,
+    re: Tensor<D>,
+    im: Option<Tensor<D>>,
+    dim: usize,
+) -> Result<(Rows, Option<Rows>, crate::flex::Home), Error> {
+    let (pr, home) = to_flex(op, to_last(re, dim))?;
+    let im = match im {
+        Some(im) => Some(Rows::of(to_flex(op, to_last(im, dim))?.0)),
+        None => None,
+    };
+    Ok((Rows::of(pr), im, home))
+}
+
+/// The ops with complex outputs: `Rfft` of `re` alone, `Fft`/`Ifft` of `re` + i `im`.
+#[allow(clippy::too_many_arguments)]
+fn complex_op<const D: usize>(
+    op: &'static str,
+    kind: FftKind,
+    re: Tensor<D>,
+    im: Option<Tensor<D>>,
     dim: impl AsIndex,
     n: Option<usize>,
     norm: Norm,
     precision: Precision,
 ) -> Result<(Tensor<D>, Tensor<D>), Error> {
-    let dim = checked_dim(op, &x, dim)?;
-    if x.is_autodiff() {
-        if x.is_tracked() {
+    let dim = checked_dim(op, &re, dim)?;
+    if let Some(im) = &im {
+        check_pair(op, &re, im)?;
+    }
+    if re.is_autodiff() {
+        if re.is_tracked() || im.as_ref().is_some_and(Tensor::is_tracked) {
             return Err(Error::NoBackward { op });
         }
-        let (re, im) = real_forward(op, x.inner(), dim, n, norm, precision)?;
-        return Ok((re.autodiff(), im.autodiff()));
+        let im = im.map(Tensor::inner);
+        let (a, b) = complex_op(op, kind, re.inner(), im, dim, n, norm, precision)?;
+        return Ok((a.autodiff(), b.autodiff()));
     }
-    let (p, home) = to_flex(op, to_last(x, dim))?;
-    let rows = Rows::of(p);
-    let n = n.unwrap_or(rows.len());
-    let (kind, count, len) = (FftKind::Rfft, rows.count(), rows.len());
+    let (re, im, home) = load(op, re, im, dim)?;
+    let (count, len) = (re.count(), re.len());
+    let n = n.unwrap_or(len);
+    let im_values = im.as_ref().map(Rows::values);
     let parts = rows::complex_parts(
         kind,
         Some(n),
@@ -159,11 +183,12 @@ fn real_forward<const D: usize>(
         precision,
         count,
         len,
-        rows.values(),
-        None,
+        re.values(),
+        im_values,
     )
     .map_err(invalid(op))?;
-    Ok(complex_out(parts, &rows, n / 2 + 1, &home, dim))
+    let out_len = if kind == FftKind::Rfft { n / 2 + 1 } else { n };
+    Ok(complex_out(parts, &re, out_len, &home, dim))
 }
 
 fn real_inverse<const D: usize>(
@@ -183,54 +208,14 @@ fn real_inverse<const D: usize>(
         }
         return Ok(real_inverse(op, re.inner(), im.inner(), dim, n, norm, precision)?.autodiff());
     }
-    let (pr, home) = to_flex(op, to_last(re, dim))?;
-    let (pi, _) = to_flex(op, to_last(im, dim))?;
-    let (re, im) = (Rows::of(pr), Rows::of(pi));
+    let (re, im, home) = load(op, re, Some(im), dim)?;
+    let im = im.expect("loaded with its imaginary part");
     let (count, m) = (re.count(), re.len());
     let n = rows::check_dims(FftKind::Irfft, &re.dims_with(&[m, 2]), n).map_err(invalid(op))?;
     let out = rows::irfft_parts(Some(n), norm, precision, count, m, re.values(), im.values())
         .map_err(invalid(op))?;
     let t: Tensor<D> = from_flex(from_vec(out, re.dims_with(&[n]).into()), &home);
     Ok(to_last(t, dim))
-}
-
-#[allow(clippy::too_many_arguments)]
-fn complex<const D: usize>(
-    op: &'static str,
-    kind: FftKind,
-    re: Tensor<D>,
-    im: Tensor<D>,
-    dim: impl AsIndex,
-    n: Option<usize>,
-    norm: Norm,
-    precision: Precision,
-) -> Result<(Tensor<D>, Tensor<D>), Error> {
-    let dim = checked_dim(op, &re, dim)?;
-    check_pair(op, &re, &im)?;
-    if re.is_autodiff() {
-        if re.is_tracked() || im.is_tracked() {
-            return Err(Error::NoBackward { op });
-        }
-        let (a, b) = complex(op, kind, re.inner(), im.inner(), dim, n, norm, precision)?;
-        return Ok((a.autodiff(), b.autodiff()));
-    }
-    let (pr, home) = to_flex(op, to_last(re, dim))?;
-    let (pi, _) = to_flex(op, to_last(im, dim))?;
-    let (re, im) = (Rows::of(pr), Rows::of(pi));
-    let n = n.unwrap_or(re.len());
-    let (count, len) = (re.count(), re.len());
-    let parts = rows::complex_parts(
-        kind,
-        Some(n),
-        norm,
-        precision,
-        count,
-        len,
-        re.values(),
-        Some(im.values()),
-    )
-    .map_err(invalid(op))?;
-    Ok(complex_out(parts, &re, n, &home, dim))
 }
 
 /// The real FFT along `dim` (burn-signal's `rfft`, for any length): X_k = sum_j x_j
@@ -262,7 +247,7 @@ pub fn rfft_with<const D: usize>(
     norm: Norm,
     precision: Precision,
 ) -> Result<(Tensor<D>, Tensor<D>), Error> {
-    real_forward("rfft", signal, dim, n, norm, precision)
+    complex_op("rfft", FftKind::Rfft, signal, None, dim, n, norm, precision)
 }
 
 /// The inverse real FFT along `dim` (burn-signal's `irfft`, numpy's semantics for any
@@ -337,11 +322,11 @@ pub fn cfft_with<const D: usize>(
     norm: Norm,
     precision: Precision,
 ) -> Result<(Tensor<D>, Tensor<D>), Error> {
-    complex(
+    complex_op(
         "cfft",
         FftKind::Fft,
         signal_re,
-        signal_im,
+        Some(signal_im),
         dim,
         n,
         norm,
@@ -377,11 +362,11 @@ pub fn icfft_with<const D: usize>(
     norm: Norm,
     precision: Precision,
 ) -> Result<(Tensor<D>, Tensor<D>), Error> {
-    complex(
+    complex_op(
         "icfft",
         FftKind::Ifft,
         spectrum_re,
-        spectrum_im,
+        Some(spectrum_im),
         dim,
         n,
         norm,
