@@ -10,7 +10,7 @@
 //! rows are read in place from the Flex primitive (made contiguous first when they are
 //! not). The two parts of a complex tensor are interleaved into the transform's working rows
 //! and split out of them task by task, while the rows are in cache, so the separate parts
-//! cost no extra pass over memory. f32 only, as candle-repro's FFT: the transforms compute
+//! need no whole-buffer pass of their own. f32 only, as candle-repro's FFT: the transforms compute
 //! in f32 with correctly rounded twiddles.
 
 use crate::Error;

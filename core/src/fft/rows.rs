@@ -398,8 +398,9 @@ fn check_parts(
 /// imaginary parts, `rows` rows of n (n/2 + 1 for `Rfft`) each. The same bits as
 /// [`transform`] on the fitted rows interleaved: the same plan calls and the same scaling,
 /// with the interleaving, the fitting and the split done per task, while the rows are in
-/// cache (an adapter whose complex tensors are two real ones, as Burn's, pays no extra pass
-/// over memory).
+/// cache (an adapter whose complex tensors are two real ones, as Burn's, needs no
+/// whole-buffer interleave or split; the transform runs in a scratch buffer instead of the
+/// output).
 ///
 /// ```rust
 /// use repro_core::fft::Norm;
