@@ -39,7 +39,7 @@ pub mod softmax;
 pub use arith::add;
 pub use elementwise::{
     UnaryFn, cos, erf, exp, expm1, gelu, gelu_erf, log, log1p, log10, sigmoid, silu, sin, softplus,
-    softplus_with, tanh, unary,
+    softplus_with, softplus_with_bwd, tanh, unary, unary_bwd,
 };
 pub use math::f8::Overflow;
 pub use matmul::{broadcast_matmul, matmul, matmul_bias, matmul_to};

@@ -127,6 +127,52 @@ fn softplus_with_matches_the_cpu() {
 }
 
 #[test]
+fn elementwise_backward_matches_the_cpu() {
+    for f in UnaryFn::ALL {
+        let name = f.name();
+        for dtype in FLOATS {
+            let x = tensor(31, 27, 40 + name.len() as u64, 30.0, dtype);
+            let g = tensor(31, 27, 3, 4.0, dtype);
+            for ((view, xv), (_, gv)) in views(&x).into_iter().zip(views(&g)) {
+                let (xb, xl) = upload(&xv);
+                let (gb, gl) = upload(&gv);
+                let out =
+                    candle_repro::elementwise::cuda::unary_bwd(&Emu, f, (&xb, &xl), (&gb, &gl))
+                        .unwrap();
+                let want = candle_repro::unary_bwd(&xv, &gv, f).unwrap();
+                same_bits(
+                    &format!("{name} backward {dtype:?} {view}"),
+                    &download(&out, xv.dims()),
+                    &want,
+                );
+            }
+        }
+    }
+    for dtype in FLOATS {
+        let x = tensor(19, 23, 7, 40.0, dtype);
+        let g = tensor(19, 23, 8, 4.0, dtype);
+        for (beta, threshold) in [(1.0f32, 20.0f32), (2.0, 20.0), (0.5, 3.0)] {
+            for ((view, xv), (_, gv)) in views(&x).into_iter().zip(views(&g)) {
+                let (xb, xl) = upload(&xv);
+                let (gb, gl) = upload(&gv);
+                let out = candle_repro::elementwise::cuda::softplus_with_bwd(
+                    &Emu,
+                    beta,
+                    threshold,
+                    (&xb, &xl),
+                    (&gb, &gl),
+                )
+                .unwrap();
+                let want = candle_repro::softplus_with_bwd(&xv, &gv, beta as f64, threshold as f64)
+                    .unwrap();
+                let what = format!("softplus_with({beta}, {threshold}) backward {dtype:?} {view}");
+                same_bits(&what, &download(&out, xv.dims()), &want);
+            }
+        }
+    }
+}
+
+#[test]
 fn add_matches_the_cpu() {
     for dtype in FLOATS {
         let a = tensor(33, 41, 1, 1e3, dtype);

@@ -1,5 +1,6 @@
 //! Golden hashes of the ops whose own test files check correctness but not stability:
-//! softmax and log-softmax (forward and backward), the RoPE tables and the three rotation
+//! softmax and log-softmax (forward and backward), the elementwise functions' backward
+//! passes, the RoPE tables and the three rotation
 //! layouts, the FFT in each precision, `add` and `to_f8e4m3`. The bits of every op are part
 //! of the crate's contract (docs/CONTRACT.md: a change of any output bit is a breaking
 //! change); the matmul, norm, elementwise and model tests keep their own golden hashes.
@@ -92,6 +93,72 @@ fn softmax_golden_hashes() {
     }
     check(got, SOFTMAX);
 }
+
+#[test]
+fn elementwise_backward_golden_hashes() {
+    let mut got = vec![];
+    for dt in DTYPES {
+        // Inputs over [-12, 12) (every function's interesting range; log's NaN side too).
+        let x = input(&[64, 33], 21, 12.0, dt);
+        let g = input(&[64, 33], 22, 2.0, dt);
+        for f in candle_repro::UnaryFn::ALL {
+            let dx = candle_repro::unary_bwd(&x, &g, f).unwrap();
+            got.push((format!("{} bwd {dt:?}", f.name()), fnv(&dx)));
+        }
+        let dx = candle_repro::softplus_with_bwd(&x, &g, 2.0, 3.0).unwrap();
+        got.push((format!("softplus_with bwd {dt:?}"), fnv(&dx)));
+    }
+    check(got, ELEMENTWISE_BWD);
+}
+
+// exp and expm1 share their hashes: both factors are e^x correctly rounded.
+const ELEMENTWISE_BWD: &[(&str, u64)] = &[
+    ("exp bwd F32", 0x5960139190dee550),
+    ("expm1 bwd F32", 0x5960139190dee550),
+    ("log bwd F32", 0x02ed7c6074683baa),
+    ("log1p bwd F32", 0xe88514f51e24c534),
+    ("log10 bwd F32", 0x380c63680b2334db),
+    ("sin bwd F32", 0x8ce0877eaeef2af8),
+    ("cos bwd F32", 0x33fb764af6fa4190),
+    ("tanh bwd F32", 0xbe2e515b7157f3e5),
+    ("sigmoid bwd F32", 0x21c7204d16045950),
+    ("silu bwd F32", 0xd4a53375b59f1371),
+    ("softplus bwd F32", 0x0e479000f1e5f12a),
+    ("erf bwd F32", 0xe58033346072459a),
+    ("gelu bwd F32", 0xd6cc805c7d691a92),
+    ("gelu_erf bwd F32", 0xc3fbc86fd4bb3ae8),
+    ("softplus_with bwd F32", 0x551ab7f5dbb3fd1e),
+    ("exp bwd BF16", 0x271fa4fcf4e0d100),
+    ("expm1 bwd BF16", 0x271fa4fcf4e0d100),
+    ("log bwd BF16", 0x65b59b082bb2f406),
+    ("log1p bwd BF16", 0x7934937123c6b5bd),
+    ("log10 bwd BF16", 0x1cf2533266ffdac4),
+    ("sin bwd BF16", 0x1ef50114bf5b4dfa),
+    ("cos bwd BF16", 0xc42df0747b70af48),
+    ("tanh bwd BF16", 0xc6e133395a13894b),
+    ("sigmoid bwd BF16", 0x8616c1e9f324bfc3),
+    ("silu bwd BF16", 0xa0b14e2084500392),
+    ("softplus bwd BF16", 0x98cd5628d90c255e),
+    ("erf bwd BF16", 0x3a2ffa9586eaa843),
+    ("gelu bwd BF16", 0x2f29dfe3251de93a),
+    ("gelu_erf bwd BF16", 0xa95a7f159cdecabe),
+    ("softplus_with bwd BF16", 0xc6977551f06a1117),
+    ("exp bwd F16", 0x5b02dee3a6dadd85),
+    ("expm1 bwd F16", 0x5b02dee3a6dadd85),
+    ("log bwd F16", 0xa852799798867e11),
+    ("log1p bwd F16", 0x01cde48c5310012d),
+    ("log10 bwd F16", 0x2a82d41d751e5b2d),
+    ("sin bwd F16", 0xe6f725392af68264),
+    ("cos bwd F16", 0x8748b0da8e1d917d),
+    ("tanh bwd F16", 0x17546dca9e632572),
+    ("sigmoid bwd F16", 0xf512fd455f722a63),
+    ("silu bwd F16", 0x3cc6ea16e9fca983),
+    ("softplus bwd F16", 0x7ff2953852b53357),
+    ("erf bwd F16", 0x9bcddb119af64a6e),
+    ("gelu bwd F16", 0x5f64ee030660b196),
+    ("gelu_erf bwd F16", 0x794c77995ff36616),
+    ("softplus_with bwd F16", 0x043fbc2d262e2545),
+];
 
 #[test]
 fn rope_golden_hashes() {

@@ -66,7 +66,7 @@ fn flex_input_stays_and_output_is_contiguous() {
 }
 
 #[test]
-fn autodiff_devices_untracked_work_and_tracked_are_refused() {
+fn autodiff_devices_untracked_work_and_tracked_get_gradients() {
     let device = Device::flex().autodiff();
     let v = values(3 * 5, 3);
     for dtype in DTYPES {
@@ -76,18 +76,63 @@ fn autodiff_devices_untracked_work_and_tracked_are_refused() {
         assert!(y.is_autodiff());
         let want = candle_bits(&candle_repro::silu(&cx).unwrap());
         assert_eq!(burn_bits(y), want, "{dtype:?}");
-        // Tracked: refused, not silently detached.
+        // Moved off the autodiff backend (`inner`): the same bits.
         let xt = x.require_grad();
-        let err = burn_repro::silu(xt.clone() * 2.0).unwrap_err();
-        assert_eq!(err, burn_repro::Error::NoBackward { op: "silu" });
-        assert!(err.to_string().contains("Operation: 'silu'"), "{err}");
-        // Moved off the autodiff backend (`inner`): allowed. (A detached leaf that requires
-        // a gradient is still tracked in Burn, so it is refused like the product above.)
-        assert!(burn_repro::silu(xt.clone().detach()).is_err());
-        let y = burn_repro::silu(xt.inner()).unwrap();
+        let y = burn_repro::silu(xt.clone().inner()).unwrap();
         assert!(!y.is_autodiff());
         assert_eq!(burn_bits(y), candle_bits(&candle_repro::silu(&cx).unwrap()));
+        // Tracked through another op: the forward bits, and a gradient.
+        let y = burn_repro::silu(xt.clone() * 2.0).unwrap();
+        assert!(xt.grad(&y.clone().sum().backward()).is_some());
     }
+    // Tracked on an autodiff device over another backend (NdArray, deprecated but the
+    // smallest second backend): refused, not detached.
+    #[allow(deprecated)]
+    let other = Device::ndarray().autodiff();
+    let x = Tensor::<1>::from_floats([0.5, 1.0], &other).require_grad();
+    let err = burn_repro::silu(x).unwrap_err();
+    assert_eq!(err, burn_repro::Error::NoBackward { op: "silu" });
+    assert!(err.to_string().contains("Operation: 'silu'"), "{err}");
+}
+
+/// d/dx sum(f(x) * g) through `Device::flex().autodiff()` against candle-repro's backward
+/// op (`unary_bwd`) on the same values: every function, every dtype. (candle's autograd
+/// calls that op: `tests/elementwise_grad.rs` in candle-repro.)
+#[test]
+fn every_function_has_candle_repros_gradients() {
+    let device = Device::flex().autodiff();
+    let mut checked = 0;
+    let v = values(24 * 37, 61);
+    let gv: Vec<f32> = values(24 * 37, 62)
+        .iter()
+        .map(|g| {
+            if g.is_finite() {
+                g.clamp(-1e4, 1e4)
+            } else {
+                1.5
+            }
+        })
+        .collect();
+    for dtype in DTYPES {
+        for name in burn_repro::FUNCTIONS {
+            let f = burn_repro::by_name::<2>(name).unwrap();
+            let (x, cx) = pair(&v, [24, 37], dtype, &device);
+            let (g, cg) = pair(&gv, [24, 37], dtype, &device);
+            let x = x.require_grad();
+            let grads = (f(x.clone()).unwrap() * g).sum().backward();
+            let cf = candle_repro::UnaryFn::ALL
+                .into_iter()
+                .find(|u| u.name() == *name)
+                .unwrap();
+            // candle-repro's backward op on the same x and g (candle's own autograd would
+            // first add g into zeros, and its bf16 add flushes subnormal sums to zero).
+            let want = candle_repro::unary_bwd(&cx, &cg, cf).unwrap();
+            let got = burn_bits(x.grad(&grads).expect("a Burn gradient"));
+            assert_eq!(got, candle_bits(&want), "{name} {dtype:?}");
+            checked += got.len();
+        }
+    }
+    println!("elementwise backward: {checked} gradients, candle-repro's bits");
 }
 
 #[test]

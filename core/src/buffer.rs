@@ -27,6 +27,25 @@ pub fn map_parallel<T: Sync, U: Send>(
     unsafe { assume_init(out) }
 }
 
+/// [`map_parallel`] over two inputs of one length (`a[i]` and `b[i]` make `out[i]`).
+pub fn map2_parallel<T: Sync, U: Send>(
+    a: &[T],
+    b: &[T],
+    kernel: impl Fn(&[T], &[T], &mut [MaybeUninit<U>]) + Sync,
+) -> Vec<U> {
+    assert_eq!(
+        a.len(),
+        b.len(),
+        "map2_parallel: inputs of different lengths"
+    );
+    let mut out = uninit::<U>(a.len());
+    out.par_chunks_mut(CHUNK)
+        .zip(a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK)))
+        .for_each(|(o, (a, b))| kernel(a, b, o));
+    // SAFETY: the chunks cover the whole buffer and the kernel writes every slot.
+    unsafe { assume_init(out) }
+}
+
 /// An output buffer of `n` uninitialized elements.
 pub fn uninit<F>(n: usize) -> Vec<MaybeUninit<F>> {
     let mut v: Vec<MaybeUninit<F>> = Vec::with_capacity(n);

@@ -6,6 +6,7 @@
 // input; `inp` already points at the layout's start offset. The output is contiguous.
 // bf16 and f16 values are handled as their 16-bit patterns.
 #include "math/all.cuh"
+#include "math/grad.cuh"
 
 // Launch with at most this many threads per block (the host side uses exactly this).
 #define REPRO_BLOCK 256
@@ -113,3 +114,53 @@ __device__ __forceinline__ void softplus_with_loop(size_t numel, size_t num_dims
 REPRO_SOFTPLUS_WITH_KERNEL(F32, f32)
 REPRO_SOFTPLUS_WITH_KERNEL(BF16, bf16)
 REPRO_SOFTPLUS_WITH_KERNEL(F16, f16)
+
+// Backward passes (src/elementwise/cuda.rs, unary_bwd and softplus_with_bwd, launches them;
+// the definition is core/src/math/grad.rs, mirrored by math/grad.cuh): repro_<fn>_bwd_<fmt>
+// (count, x, g, out) and repro_softplus_with_bwd_<fmt>(count, beta, threshold, x, g, out)
+// over contiguous operands (the host gathers strided ones first), 64-bit grid-stride loops.
+template <class U, class F>
+__device__ __forceinline__ void unary_bwd_loop(uint64_t count, const typename F::T* x,
+                                               const typename F::T* g, typename F::T* out) {
+    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < count;
+         e += (uint64_t)gridDim.x * blockDim.x) {
+        out[e] = repro::grad_stored<U, F>(x[e], g[e]);
+    }
+}
+
+#define REPRO_UNARY_BWD_KERNEL(NAME, FN, FMT, SUFFIX)                                        \
+    extern "C" __global__ void __launch_bounds__(REPRO_BLOCK) repro_##NAME##_bwd_##SUFFIX(   \
+        const uint64_t count, const repro::FMT::T* x, const repro::FMT::T* g,                \
+        repro::FMT::T* out) {                                                                \
+        unary_bwd_loop<repro::FN, repro::FMT>(count, x, g, out);                             \
+    }
+
+#define REPRO_UNARY_BWD_ALL_FORMATS(NAME, FN)    \
+    REPRO_UNARY_BWD_KERNEL(NAME, FN, F32, f32)   \
+    REPRO_UNARY_BWD_KERNEL(NAME, FN, BF16, bf16) \
+    REPRO_UNARY_BWD_KERNEL(NAME, FN, F16, f16)
+
+REPRO_FOR_EACH_UNARY(REPRO_UNARY_BWD_ALL_FORMATS)
+
+template <class F>
+__device__ __forceinline__ void softplus_with_bwd_loop(uint64_t count, float beta,
+                                                       float threshold, const typename F::T* x,
+                                                       const typename F::T* g,
+                                                       typename F::T* out) {
+    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < count;
+         e += (uint64_t)gridDim.x * blockDim.x) {
+        repro::m_grad::Factor f = repro::softplus_with_factor(beta, threshold, F::to_f32(x[e]));
+        out[e] = repro::apply_factor<F>(f, (double)F::to_f32(g[e]));
+    }
+}
+
+#define REPRO_SOFTPLUS_WITH_BWD_KERNEL(FMT, SUFFIX)                                             \
+    extern "C" __global__ void __launch_bounds__(REPRO_BLOCK) repro_softplus_with_bwd_##SUFFIX( \
+        const uint64_t count, const float beta, const float threshold, const repro::FMT::T* x,  \
+        const repro::FMT::T* g, repro::FMT::T* out) {                                           \
+        softplus_with_bwd_loop<repro::FMT>(count, beta, threshold, x, g, out);                  \
+    }
+
+REPRO_SOFTPLUS_WITH_BWD_KERNEL(F32, f32)
+REPRO_SOFTPLUS_WITH_BWD_KERNEL(BF16, bf16)
+REPRO_SOFTPLUS_WITH_BWD_KERNEL(F16, f16)

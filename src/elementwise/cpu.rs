@@ -2,7 +2,8 @@
 //! logical elements of candle's CPU storage, split into fixed chunks over rayon's threads.
 //! Each element is computed alone by the same operations, so neither the split, the thread
 //! count nor the vector width changes a bit. The entry points are named like the device
-//! half's (`super::cuda`): `unary_fwd`, `softplus_with_fwd`.
+//! half's (`super::cuda`): `unary_fwd`, `softplus_with_fwd`, `unary_bwd`,
+//! `softplus_with_bwd`.
 
 use super::UnaryFn;
 use crate::math::{self, Format};
@@ -74,4 +75,68 @@ pub(crate) fn softplus_with_fwd(
         other => return Err(Error::UnsupportedDTypeForOp(other.dtype(), "softplus_with")),
     };
     Ok((out, layout.shape().clone()))
+}
+
+/// The backward kernel over the logical elements of the input and its output gradient
+/// (same shape and dtype, checked by the caller), in fixed chunks over rayon's threads.
+fn map2_parallel<T: Format>(
+    (x, lx): (&[T], &Layout),
+    (g, lg): (&[T], &Layout),
+    kernel: impl Fn(&[T], &[T], &mut [MaybeUninit<T>]) + Sync,
+) -> Vec<T> {
+    buffer::map2_parallel(&logical_elements(x, lx), &logical_elements(g, lg), kernel)
+}
+
+/// Runs `$kernel` (generic over the format) on two CPU storages of the same float dtype.
+macro_rules! bwd_storages {
+    ($op:expr, $x:expr, $g:expr, |$T:ident| $kernel:expr) => {{
+        let ((sx, lx), (sg, lg)) = ($x, $g);
+        let out = match (sx, sg) {
+            (CpuStorage::F32(x), CpuStorage::F32(g)) => {
+                type $T = f32;
+                CpuStorage::F32(map2_parallel((x, lx), (g, lg), $kernel))
+            }
+            (CpuStorage::BF16(x), CpuStorage::BF16(g)) => {
+                type $T = half::bf16;
+                CpuStorage::BF16(map2_parallel((x, lx), (g, lg), $kernel))
+            }
+            (CpuStorage::F16(x), CpuStorage::F16(g)) => {
+                type $T = half::f16;
+                CpuStorage::F16(map2_parallel((x, lx), (g, lg), $kernel))
+            }
+            (x, _) => return Err(Error::UnsupportedDTypeForOp(x.dtype(), $op)),
+        };
+        Ok((out, lx.shape().clone()))
+    }};
+}
+
+/// The backward pass of `f`: the input and the output's gradient.
+pub(crate) fn unary_bwd(
+    f: UnaryFn,
+    x: (&CpuStorage, &Layout),
+    g: (&CpuStorage, &Layout),
+) -> Result<(CpuStorage, Shape)> {
+    bwd_storages!(f.name(), x, g, |T| f.grad_kernel::<T>())
+}
+
+/// The backward pass of `softplus_with(x, beta, threshold)`.
+pub(crate) fn softplus_with_bwd(
+    beta: f32,
+    threshold: f32,
+    x: (&CpuStorage, &Layout),
+    g: (&CpuStorage, &Layout),
+) -> Result<(CpuStorage, Shape)> {
+    use crate::math::grad::{apply, softplus_with_factor};
+    fn kernel<T: Format>(
+        beta: f32,
+        threshold: f32,
+    ) -> impl Fn(&[T], &[T], &mut [MaybeUninit<T>]) + Sync {
+        move |x, g, o| {
+            for ((o, &x), &g) in o.iter_mut().zip(x).zip(g) {
+                let factor = softplus_with_factor(beta, threshold, x.to_f32());
+                o.write(apply::<T>(factor, g.to_f32() as f64));
+            }
+        }
+    }
+    bwd_storages!("softplus_with", x, g, |T| kernel::<T>(beta, threshold))
 }

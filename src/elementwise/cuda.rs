@@ -11,8 +11,10 @@
 //! instruction in the PTX, and the PTX assembles for sm_80 and sm_90).
 
 use crate::elementwise::UnaryFn;
-use crate::launch::{Device, KernelArg, LaunchPlan, Module, Slot, float_suffix};
-use candle_core::{Layout, Result};
+use crate::launch::{
+    Device, KernelArg, LaunchPlan, Module, Slot, contiguous, float_suffix, grid_stride_blocks,
+};
+use candle_core::{Layout, Result, bail};
 
 /// Threads per block: the kernels are compiled with `__launch_bounds__(256)` (`REPRO_BLOCK`
 /// in `kernels/elementwise/elementwise.cu`), so the register allocation fits this size.
@@ -107,6 +109,77 @@ pub fn softplus_with<D: Device + ?Sized>(
     elementwise(dev, kernel, src, layout, Some((beta, threshold)))
 }
 
+/// Grid-stride blocks of the backward kernels (at most this many).
+const MAX_BWD_BLOCKS: u64 = 65_535;
+
+/// A backward kernel over `x` and `g` (same shape and dtype; strided operands gathered
+/// first): `params` softplus_with's (beta, threshold).
+fn elementwise_bwd<D: Device + ?Sized>(
+    dev: &D,
+    kernel: String,
+    x: (&D::Buffer, &Layout),
+    g: (&D::Buffer, &Layout),
+    params: Option<(f32, f32)>,
+) -> Result<D::Buffer> {
+    let dtype = dev.dtype(x.0);
+    if dev.dtype(g.0) != dtype || x.1.dims() != g.1.dims() {
+        bail!("candle-repro {kernel}: the input and its gradient differ in dtype or shape")
+    }
+    let count = x.1.shape().elem_count();
+    let mut out = dev.alloc(dtype, count)?;
+    if count == 0 {
+        return Ok(out);
+    }
+    let (mut sx, mut sg) = (None, None);
+    let (cx, x0) = contiguous(dev, x.0, x.1, &mut sx)?;
+    let (cg, g0) = contiguous(dev, g.0, g.1, &mut sg)?;
+    let blocks = grid_stride_blocks(count as u64, BLOCK, MAX_BWD_BLOCKS);
+    let mut plan = LaunchPlan::new(Module::Elementwise, kernel, blocks, BLOCK)
+        .arg(KernelArg::U64(count as u64));
+    if let Some((beta, threshold)) = params {
+        plan = plan
+            .arg(KernelArg::F32(beta))
+            .arg(KernelArg::F32(threshold));
+    }
+    let plan = plan
+        .buf(0, dtype, x0, count)
+        .buf(1, dtype, g0, count)
+        .buf(2, dtype, 0, count);
+    dev.launch(
+        &plan,
+        &mut [Slot::In(cx), Slot::In(cg), Slot::Out(&mut out)],
+    )?;
+    Ok(out)
+}
+
+/// The backward pass of `f` (see [`crate::elementwise::unary_bwd`]): the gradient of the
+/// input from the input `x` and the output's gradient `g`, from kernel
+/// `repro_<name>_bwd_<f32|bf16|f16>`.
+pub fn unary_bwd<D: Device + ?Sized>(
+    dev: &D,
+    f: UnaryFn,
+    x: (&D::Buffer, &Layout),
+    g: (&D::Buffer, &Layout),
+) -> Result<D::Buffer> {
+    let name = f.name();
+    let suffix = float_suffix(dev.dtype(x.0), name)?;
+    elementwise_bwd(dev, format!("repro_{name}_bwd_{suffix}"), x, g, None)
+}
+
+/// The backward pass of `softplus_with(x, beta, threshold)`: kernels
+/// `repro_softplus_with_bwd_<f32|bf16|f16>`.
+pub fn softplus_with_bwd<D: Device + ?Sized>(
+    dev: &D,
+    beta: f32,
+    threshold: f32,
+    x: (&D::Buffer, &Layout),
+    g: (&D::Buffer, &Layout),
+) -> Result<D::Buffer> {
+    let suffix = float_suffix(dev.dtype(x.0), "softplus_with")?;
+    let kernel = format!("repro_softplus_with_bwd_{suffix}");
+    elementwise_bwd(dev, kernel, x, g, Some((beta, threshold)))
+}
+
 #[cfg(feature = "cuda")]
 mod on_cuda {
     use crate::elementwise::UnaryFn;
@@ -132,6 +205,27 @@ mod on_cuda {
         let out = super::softplus_with(&storage.device, beta, threshold, storage, layout)?;
         Ok((out, layout.shape().clone()))
     }
+
+    /// Backward pass of [`UnaryFn`] `f` on CUDA tensors: input and output gradient.
+    pub(crate) fn unary_bwd(
+        f: UnaryFn,
+        x: (&CudaStorage, &Layout),
+        g: (&CudaStorage, &Layout),
+    ) -> Result<(CudaStorage, Shape)> {
+        let out = super::unary_bwd(&x.0.device, f, x, g)?;
+        Ok((out, x.1.shape().clone()))
+    }
+
+    /// Backward pass of `softplus_with(x, beta, threshold)` on CUDA tensors.
+    pub(crate) fn softplus_with_bwd(
+        beta: f32,
+        threshold: f32,
+        x: (&CudaStorage, &Layout),
+        g: (&CudaStorage, &Layout),
+    ) -> Result<(CudaStorage, Shape)> {
+        let out = super::softplus_with_bwd(&x.0.device, beta, threshold, x, g)?;
+        Ok((out, x.1.shape().clone()))
+    }
 }
 #[cfg(feature = "cuda")]
-pub(crate) use on_cuda::{softplus_with_fwd, unary_fwd};
+pub(crate) use on_cuda::{softplus_with_bwd, softplus_with_fwd, unary_bwd, unary_fwd};

@@ -17,7 +17,7 @@ mod cpu;
 pub mod cuda;
 
 use crate::math::{self, Format};
-use candle_core::{CpuStorage, CustomOp1, Layout, Result, Shape, Tensor, bail};
+use candle_core::{CpuStorage, CustomOp1, CustomOp2, Layout, Result, Shape, Tensor, bail};
 use std::mem::MaybeUninit;
 
 /// `UnaryFn`, its table and one op per function, from the list in `math::functions`.
@@ -48,6 +48,15 @@ macro_rules! unary_fns {
                     }
                 }
             }
+
+            /// The backward slice kernel for format `T` (input, output gradient, out).
+            fn grad_kernel<T: Format>(self) -> fn(&[T], &[T], &mut [MaybeUninit<T>]) {
+                paste::paste! {
+                    match self {
+                        $(UnaryFn::$ty => math::grad::[<$name _grad_slice>]::<T>,)*
+                    }
+                }
+            }
         }
 
         $(op_fn!($name, $ty, $doc, $x, $bits);)*
@@ -73,6 +82,81 @@ impl CustomOp1 for Elementwise {
     ) -> Result<(candle_core::CudaStorage, Shape)> {
         cuda::unary_fwd(self.0, storage, layout)
     }
+
+    fn bwd(&self, arg: &Tensor, _res: &Tensor, grad_res: &Tensor) -> Result<Option<Tensor>> {
+        Ok(Some(unary_bwd(arg, grad_res, self.0)?))
+    }
+}
+
+/// The backward pass of an elementwise function (CPU and CUDA kernels, the same bits).
+struct ElementwiseBwd(Bwd);
+
+#[derive(Clone, Copy)]
+enum Bwd {
+    Unary(UnaryFn),
+    SoftplusWith { beta: f32, threshold: f32 },
+}
+
+impl CustomOp2 for ElementwiseBwd {
+    fn name(&self) -> &'static str {
+        match self.0 {
+            Bwd::Unary(f) => f.name(),
+            Bwd::SoftplusWith { .. } => "softplus_with",
+        }
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+    ) -> Result<(CpuStorage, Shape)> {
+        match self.0 {
+            Bwd::Unary(f) => cpu::unary_bwd(f, (s1, l1), (s2, l2)),
+            Bwd::SoftplusWith { beta, threshold } => {
+                cpu::softplus_with_bwd(beta, threshold, (s1, l1), (s2, l2))
+            }
+        }
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        s1: &candle_core::CudaStorage,
+        l1: &Layout,
+        s2: &candle_core::CudaStorage,
+        l2: &Layout,
+    ) -> Result<(candle_core::CudaStorage, Shape)> {
+        match self.0 {
+            Bwd::Unary(f) => cuda::unary_bwd(f, (s1, l1), (s2, l2)),
+            Bwd::SoftplusWith { beta, threshold } => {
+                cuda::softplus_with_bwd(beta, threshold, (s1, l1), (s2, l2))
+            }
+        }
+    }
+}
+
+/// Checks the operands of a backward pass and runs it.
+fn apply_bwd(x: &Tensor, grad: &Tensor, op: Bwd) -> Result<Tensor> {
+    let name = ElementwiseBwd(op).name();
+    if x.shape() != grad.shape() {
+        return Err(candle_core::Error::ShapeMismatchBinaryOp {
+            lhs: x.shape().clone(),
+            rhs: grad.shape().clone(),
+            op: name,
+        }
+        .bt());
+    }
+    if x.dtype() != grad.dtype() {
+        return Err(candle_core::Error::DTypeMismatchBinaryOp {
+            lhs: x.dtype(),
+            rhs: grad.dtype(),
+            op: name,
+        }
+        .bt());
+    }
+    x.apply_op2_no_bwd(grad, &ElementwiseBwd(op))
 }
 
 /// Apply `f` elementwise, correctly rounded, with the same bits on every device.
@@ -88,7 +172,50 @@ impl CustomOp1 for Elementwise {
 /// # Ok(()) }
 /// ```
 pub fn unary(x: &Tensor, f: UnaryFn) -> Result<Tensor> {
-    x.apply_op1_no_bwd(&Elementwise(f))
+    x.apply_op1(Elementwise(f))
+}
+
+/// The backward pass of `f`: the gradient of `x` given the gradient `grad` of `f(x)`
+/// (same shape and dtype), `grad` times the derivative at `x` as `repro_core::math::grad`
+/// defines it, with the same bits on every device. candle's autograd calls it for every
+/// op of this module (`Tensor::backward` through `exp`, `silu`, ...).
+///
+/// ```
+/// # fn main() -> candle_core::Result<()> {
+/// use candle_core::{Device, Tensor};
+/// use candle_repro::{UnaryFn, unary_bwd};
+/// let x = Tensor::new(&[0.0f32, 1.0], &Device::Cpu)?;
+/// let g = Tensor::new(&[3.0f32, 1.0], &Device::Cpu)?;
+/// let dx = unary_bwd(&x, &g, UnaryFn::Exp)?.to_vec1::<f32>()?;
+/// // g times e^x correctly rounded, the product rounded once.
+/// assert_eq!(dx, [3.0, candle_repro::math::exp(1.0)]);
+/// // The same through candle's autograd.
+/// let v = candle_core::Var::new(&[0.0f32, 1.0], &Device::Cpu)?;
+/// let grads = candle_repro::exp(v.as_tensor())?.sum_all()?.backward()?;
+/// assert_eq!(grads.get(&v).unwrap().to_vec1::<f32>()?[1], dx[1]);
+/// # Ok(()) }
+/// ```
+pub fn unary_bwd(x: &Tensor, grad: &Tensor, f: UnaryFn) -> Result<Tensor> {
+    apply_bwd(x, grad, Bwd::Unary(f))
+}
+
+/// The backward pass of [`softplus_with`]: `grad` where `beta x > threshold` (the forward
+/// returned x), else `grad` times sigmoid(beta x) correctly rounded, the product rounded
+/// once (`repro_core::math::grad::softplus_with_factor`).
+pub fn softplus_with_bwd(x: &Tensor, grad: &Tensor, beta: f64, threshold: f64) -> Result<Tensor> {
+    check_softplus_params(beta, threshold)?;
+    let (beta, threshold) = (beta as f32, threshold as f32);
+    apply_bwd(x, grad, Bwd::SoftplusWith { beta, threshold })
+}
+
+fn check_softplus_params(beta: f64, threshold: f64) -> Result<()> {
+    if !(beta.is_finite() && beta > 0.0) {
+        bail!("softplus_with: beta must be finite and positive, got {beta}")
+    }
+    if threshold.is_nan() {
+        bail!("softplus_with: threshold is NaN")
+    }
+    Ok(())
 }
 
 macro_rules! op_fn {
@@ -135,13 +262,8 @@ repro_core::unary_functions!(unary_fns);
 /// # Ok(()) }
 /// ```
 pub fn softplus_with(x: &Tensor, beta: f64, threshold: f64) -> Result<Tensor> {
-    if !(beta.is_finite() && beta > 0.0) {
-        bail!("softplus_with: beta must be finite and positive, got {beta}")
-    }
-    if threshold.is_nan() {
-        bail!("softplus_with: threshold is NaN")
-    }
-    x.apply_op1_no_bwd(&SoftplusWith {
+    check_softplus_params(beta, threshold)?;
+    x.apply_op1(SoftplusWith {
         beta: beta as f32,
         threshold: threshold as f32,
     })
@@ -168,6 +290,14 @@ impl CustomOp1 for SoftplusWith {
         layout: &Layout,
     ) -> Result<(candle_core::CudaStorage, Shape)> {
         cuda::softplus_with_fwd(self.beta, self.threshold, storage, layout)
+    }
+
+    fn bwd(&self, arg: &Tensor, _res: &Tensor, grad_res: &Tensor) -> Result<Option<Tensor>> {
+        let op = Bwd::SoftplusWith {
+            beta: self.beta,
+            threshold: self.threshold,
+        };
+        Ok(Some(apply_bwd(arg, grad_res, op)?))
     }
 }
 

@@ -47,6 +47,7 @@ pub mod f8;
 #[doc(hidden)]
 pub mod functions;
 pub mod gelu;
+pub mod grad;
 pub mod log;
 #[doc(hidden)]
 pub mod madd;
