@@ -16,6 +16,9 @@ use common::bits;
 use half::{bf16, f16};
 use mpfr_oracle::Func;
 
+#[path = "data/grad_log10_hard.rs"]
+mod hard;
+
 /// The scalar definition of `f`'s backward pass in format `T`.
 fn grad_scalar<T: Format>(f: UnaryFn, x: T, g: T) -> T {
     match f {
@@ -267,6 +270,22 @@ fn mul_round_is_the_exact_product_rounded_once_near_ties() {
         "mul_round: 90000 products near ties, all MPFR's; rounding twice misses {double_rounding_differs}"
     );
     assert!(double_rounding_differs > 1000);
+}
+
+/// log10's backward pass on its hardest inputs (`tools/grad_hard_inputs.py`): pairs whose
+/// gradient lies within two f64 ulps of an f32 midpoint, so that LN10 or the product
+/// x * LN10 off by one ulp changes the result; the expected bits are numpy's IEEE steps.
+#[test]
+fn log10_backward_on_its_hardest_inputs() {
+    for &(x, g, want) in hard::GRAD_LOG10_HARD {
+        let (x, g) = (f32::from_bits(x), f32::from_bits(g));
+        let got = grad::log10_grad(x, g);
+        assert_eq!(got.to_bits(), want, "x = {x:e}, g = {g:e}");
+    }
+    println!(
+        "log10 backward: {} hardest pairs, numpy's bits",
+        hard::GRAD_LOG10_HARD.len()
+    );
 }
 
 #[test]

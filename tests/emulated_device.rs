@@ -172,6 +172,35 @@ fn elementwise_backward_matches_the_cpu() {
     }
 }
 
+#[path = "data/grad_log10_hard.rs"]
+mod grad_hard;
+
+/// log10's backward kernel on the pairs where one ulp of LN10 or of x * LN10 shows
+/// (`tools/grad_hard_inputs.py`): the CPU's bits, which are numpy's (tests/elementwise_grad.rs).
+#[test]
+fn log10_backward_on_its_hardest_inputs_matches_the_cpu() {
+    let pairs = grad_hard::GRAD_LOG10_HARD;
+    let col = |k: usize| -> Tensor {
+        let v: Vec<f32> = pairs
+            .iter()
+            .map(|p| f32::from_bits([p.0, p.1][k]))
+            .collect();
+        Tensor::from_vec(v, pairs.len(), &Cpu::Cpu).unwrap()
+    };
+    let (x, g) = (col(0), col(1));
+    let (xb, xl) = upload(&x);
+    let (gb, gl) = upload(&g);
+    let out =
+        candle_repro::elementwise::cuda::unary_bwd(&Emu, UnaryFn::Log10, (&xb, &xl), (&gb, &gl))
+            .unwrap();
+    let want = candle_repro::unary_bwd(&x, &g, UnaryFn::Log10).unwrap();
+    same_bits(
+        "log10 backward, hardest pairs",
+        &download(&out, x.dims()),
+        &want,
+    );
+}
+
 #[test]
 fn add_matches_the_cpu() {
     for dtype in FLOATS {

@@ -41,14 +41,16 @@
 //!   host (`Tensor::try_into_data`) as a Flex primitive, transformed by the same kernels,
 //!   and uploaded to the tensor's device: the same bits, at the cost of two transfers.
 //!   (Launching candle-repro's own PTX on Burn's CUDA buffers is a later step.)
-//! * **Autodiff** (`Device::flex().autodiff()`, either checkpointing strategy): softmax,
-//!   log-softmax, the norms and the rotations (with respect to x) register a backward step that runs the core's backward rows
-//!   (the bits of candle-repro's backward ops: order-free sums for softmax, one fixed f64
-//!   sequence for the norms); the gradients reach Burn's graph as Flex primitives. Tensors
-//!   that take no part in a recorded graph are computed on the inner backend and returned
-//!   on the autodiff device. The elementwise functions and the FFT have no backward pass (nor in
-//!   candle-repro): a tracked input is refused ([`Error::NoBackward`]) rather than
-//!   silently cut from the graph; so is a tracked tensor over another backend than Flex.
+//! * **Autodiff** (`Device::flex().autodiff()`, either checkpointing strategy): the
+//!   elementwise functions, softmax, log-softmax, the norms, the rotations (with respect
+//!   to x) and the matmul register a backward step that runs the core's backward kernels
+//!   (the bits of candle-repro's backward ops: `repro_core::math::grad`'s factors for the
+//!   elementwise functions, order-free sums for softmax, one fixed f64 sequence for the
+//!   norms); the gradients reach Burn's graph as Flex primitives. Tensors that take no
+//!   part in a recorded graph are computed on the inner backend and returned on the
+//!   autodiff device. The FFT has no backward pass (nor in candle-repro): a tracked input
+//!   is refused ([`Error::NoBackward`]) rather than silently cut from the graph; so is a
+//!   tracked tensor over another backend than Flex.
 //!
 //! # Errors
 //! Nothing here panics on bad input: a dtype other than f32/bf16/f16, mixed dtypes or
