@@ -51,6 +51,12 @@
 //! through f32 values, so a bf16 or f16 tensor gets the same factor as an f32 one, not a
 //! factor rounded to 8 or 11 bits; and the backward needs no saved output.
 //!
+//! **Range.** A correctly rounded f32 factor carries f32's range: exp and expm1 above
+//! 88.72 have an infinite factor (as their forward values are), so the gradient is ±∞
+//! even where g·e^x would be finite for |g| < 1; a factor below 2^-126 has f32's
+//! subnormal (absolute) precision, scaled by g. The f64 sequences (silu, gelu, erf,
+//! gelu_erf) reach e^-745.
+//!
 //! NaN in, NaN out (the canonical NaN of the format); `g · ∞` and `g / 0` follow IEEE
 //! (0 · ∞ is NaN).
 
