@@ -10,6 +10,11 @@
 //! threads; the output bits do not depend on the split, the thread count or the vector
 //! width, since each element is computed alone by the same operations. On CUDA the kernels
 //! in `kernels/elementwise/elementwise.cu` run the same operations (see `kernels/math/all.cuh`).
+//!
+//! Every op here is differentiable: candle's autograd calls [`unary_bwd`] (and
+//! [`softplus_with_bwd`]), the gradient `repro_core::math::grad` defines (g times a
+//! derivative factor of x, one rounding), with CPU and CUDA kernels of the same bits
+//! (`kernels/math/grad.cuh`).
 
 /// The CPU half: the slice kernels of [`crate::math`] over rayon, on candle's CPU storage.
 mod cpu;
