@@ -136,9 +136,13 @@ fn elementwise_backward_matches_the_cpu() {
             for ((view, xv), (_, gv)) in views(&x).into_iter().zip(views(&g)) {
                 let (xb, xl) = upload(&xv);
                 let (gb, gl) = upload(&gv);
-                let out =
-                    candle_repro::elementwise::cuda::unary_bwd(&Emu, f, (&xb, &xl), (&gb, &gl))
-                        .unwrap();
+                let out = candle_repro::elementwise::cuda::unary_backward(
+                    &Emu,
+                    f,
+                    (&xb, &xl),
+                    (&gb, &gl),
+                )
+                .unwrap();
                 let want = candle_repro::unary_bwd(&xv, &gv, f).unwrap();
                 same_bits(
                     &format!("{name} backward {dtype:?} {view}"),
@@ -155,7 +159,7 @@ fn elementwise_backward_matches_the_cpu() {
             for ((view, xv), (_, gv)) in views(&x).into_iter().zip(views(&g)) {
                 let (xb, xl) = upload(&xv);
                 let (gb, gl) = upload(&gv);
-                let out = candle_repro::elementwise::cuda::softplus_with_bwd(
+                let out = candle_repro::elementwise::cuda::softplus_with_backward(
                     &Emu,
                     beta,
                     threshold,
@@ -190,9 +194,13 @@ fn log10_backward_on_its_hardest_inputs_matches_the_cpu() {
     let (x, g) = (col(0), col(1));
     let (xb, xl) = upload(&x);
     let (gb, gl) = upload(&g);
-    let out =
-        candle_repro::elementwise::cuda::unary_bwd(&Emu, UnaryFn::Log10, (&xb, &xl), (&gb, &gl))
-            .unwrap();
+    let out = candle_repro::elementwise::cuda::unary_backward(
+        &Emu,
+        UnaryFn::Log10,
+        (&xb, &xl),
+        (&gb, &gl),
+    )
+    .unwrap();
     let want = candle_repro::unary_bwd(&x, &g, UnaryFn::Log10).unwrap();
     same_bits(
         "log10 backward, hardest pairs",

@@ -115,7 +115,7 @@ REPRO_SOFTPLUS_WITH_KERNEL(F32, f32)
 REPRO_SOFTPLUS_WITH_KERNEL(BF16, bf16)
 REPRO_SOFTPLUS_WITH_KERNEL(F16, f16)
 
-// Backward passes (src/elementwise/cuda.rs, unary_bwd and softplus_with_bwd, launches them;
+// Backward passes (src/elementwise/cuda.rs, unary_backward and softplus_with_backward, launches them;
 // the definition is core/src/math/grad.rs, mirrored by math/grad.cuh): repro_<fn>_bwd_<fmt>
 // (count, x, g, out) and repro_softplus_with_bwd_<fmt>(count, beta, threshold, x, g, out)
 // over contiguous operands (the host gathers strided ones first), 64-bit grid-stride loops.

@@ -155,7 +155,7 @@ fn elementwise_bwd<D: Device + ?Sized>(
 /// The backward pass of `f` (see [`crate::elementwise::unary_bwd`]): the gradient of the
 /// input from the input `x` and the output's gradient `g`, from kernel
 /// `repro_<name>_bwd_<f32|bf16|f16>`.
-pub fn unary_bwd<D: Device + ?Sized>(
+pub fn unary_backward<D: Device + ?Sized>(
     dev: &D,
     f: UnaryFn,
     x: (&D::Buffer, &Layout),
@@ -168,7 +168,7 @@ pub fn unary_bwd<D: Device + ?Sized>(
 
 /// The backward pass of `softplus_with(x, beta, threshold)`: kernels
 /// `repro_softplus_with_bwd_<f32|bf16|f16>`.
-pub fn softplus_with_bwd<D: Device + ?Sized>(
+pub fn softplus_with_backward<D: Device + ?Sized>(
     dev: &D,
     beta: f32,
     threshold: f32,
@@ -212,7 +212,7 @@ mod on_cuda {
         x: (&CudaStorage, &Layout),
         g: (&CudaStorage, &Layout),
     ) -> Result<(CudaStorage, Shape)> {
-        let out = super::unary_bwd(&x.0.device, f, x, g)?;
+        let out = super::unary_backward(&x.0.device, f, x, g)?;
         Ok((out, x.1.shape().clone()))
     }
 
@@ -223,7 +223,7 @@ mod on_cuda {
         x: (&CudaStorage, &Layout),
         g: (&CudaStorage, &Layout),
     ) -> Result<(CudaStorage, Shape)> {
-        let out = super::softplus_with_bwd(&x.0.device, beta, threshold, x, g)?;
+        let out = super::softplus_with_backward(&x.0.device, beta, threshold, x, g)?;
         Ok((out, x.1.shape().clone()))
     }
 }
